@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh Debian/Ubuntu machine with Python >= 3.11:
+#   make run   — environment + runtime dependencies, then serve http://127.0.0.1:8000
+#   make test  — environment + test dependencies + Debian Chromium, then the whole test suite
+# Stamp files in .venv skip reinstalls until pyproject.toml changes.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+TORCH := torch==2.13.0
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: run test lint bench chromium
+
+run: $(VENV)/.runtime-installed
+	$(PY) -m uvicorn app.main:app --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.dev-installed chromium
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check app models tests bench
+	$(VENV)/bin/ruff format --check app models tests bench
+
+bench: $(VENV)/.runtime-installed
+	$(PY) bench/render.py
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, pinned, so the resolver never picks another build for the rest.
+$(VENV)/.runtime-installed: pyproject.toml | $(PY)
+	$(PIP) install "$(TORCH)"
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(PY)
+	$(PIP) install "$(TORCH)"
+	$(PIP) install -e ".[dev]"
+	touch $@ $(VENV)/.runtime-installed
+
+# The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; \
+	fi

@@ -1,0 +1,88 @@
+"""The ASGI app: `uvicorn app.main:app`. `create_app()` wires content, templates, static files,
+the model registry and every router in app/routes."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app import routes as routes_package
+from app.assets import PLOTLY_JS, PLOTLY_URL, STATIC_DIR
+from app.content import ContentLibrary
+from app.services import ModelRegistry
+from app.widgets import WidgetEnv, WidgetRenderer, load_providers
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = ROOT / "templates"
+
+
+def default_content_dir() -> Path:
+    return Path(os.environ.get("PAPERTRACE_CONTENT_DIR", ROOT / "content"))
+
+
+def create_app(
+    content_dir: Path | None = None,
+    checkpoint_dir: Path | None = None,
+) -> FastAPI:
+    """The site. `content_dir` (or $PAPERTRACE_CONTENT_DIR) lets tests serve fixture papers."""
+    content_dir = content_dir or default_content_dir()
+    checkpoint_dir = checkpoint_dir or ROOT / "checkpoints"
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.library.load()  # broken content files are logged now, not at first visit
+        yield
+
+    app = FastAPI(
+        title="PaperTrace",
+        summary="Interactive deep-dives into ML papers: read the paper, run the model.",
+        lifespan=lifespan,
+    )
+    templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    registry = ModelRegistry(checkpoint_dir)
+    load_providers()
+    app.state.library = ContentLibrary(content_dir)
+    app.state.registry = registry
+    app.state.templates = templates
+    app.state.render_widget = WidgetRenderer(
+        templates.env, WidgetEnv(results_dir=content_dir / "results", registry=registry)
+    )
+
+    @app.get(PLOTLY_URL, include_in_schema=False)
+    @app.head(PLOTLY_URL, include_in_schema=False)
+    def plotly_js() -> FileResponse:
+        return FileResponse(
+            PLOTLY_JS,
+            media_type="text/javascript",
+            headers={"Cache-Control": "public, max-age=31536000, immutable"},
+        )
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Each module in app/routes contributes one APIRouter named `router`.
+    for module in pkgutil.iter_modules(routes_package.__path__):
+        router_module = importlib.import_module(f"{routes_package.__name__}.{module.name}")
+        app.include_router(router_module.router)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def not_found_page(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code != 404 or request.url.path.startswith("/api/"):
+            return await http_exception_handler(request, exc)
+        return templates.TemplateResponse(
+            request, "404.html", {"path": request.url.path}, status_code=404
+        )
+
+    return app
+
+
+app = create_app()

@@ -1,0 +1,63 @@
+"""HTML pages: the library, the deep-dives, and the health check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from app.assets import script_urls
+from app.content import ContentLibrary, render_body
+from app.widgets import widget_needs
+
+router = APIRouter()
+
+
+def get_and_head(path: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register GET (documented) and HEAD (hidden from /docs) for one handler."""
+
+    def decorator(handler: Callable[..., Any]) -> Callable[..., Any]:
+        router.head(path, include_in_schema=False, **kwargs)(handler)
+        return router.get(path, **kwargs)(handler)
+
+    return decorator
+
+
+def _library(request: Request) -> ContentLibrary:
+    return request.app.state.library
+
+
+@get_and_head("/", response_class=HTMLResponse)
+def library_page(request: Request, tag: str | None = None) -> HTMLResponse:
+    library = _library(request)
+    papers = library.papers(tag=tag or None)
+    return request.app.state.templates.TemplateResponse(
+        request,
+        "index.html",
+        {"papers": papers, "tags": library.tags(), "active_tag": tag or None},
+    )
+
+
+@get_and_head("/papers/{slug}", response_class=HTMLResponse)
+def paper_page(request: Request, slug: str) -> HTMLResponse:
+    paper = _library(request).get(slug)
+    if paper is None:
+        raise HTTPException(status_code=404, detail=f"No paper called “{slug}”.")
+    body = render_body(paper, request.app.state.render_widget)
+    return request.app.state.templates.TemplateResponse(
+        request,
+        "paper.html",
+        {
+            "paper": paper,
+            "meta": paper.meta,
+            "body": body,
+            "scripts": script_urls(widget_needs(paper.widgets)),
+        },
+    )
+
+
+@get_and_head("/healthz")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}

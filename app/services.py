@@ -1,0 +1,96 @@
+"""The model registry: trained models loaded once per process, keyed by checkpoint name.
+
+`checkpoints/manifest.json` says which family each checkpoint belongs to; a family's loader
+(registered with `register_loader`, by the module that knows how to build that model) turns the
+checkpoint into a ready model. Routes get the registry as a FastAPI dependency
+(`Depends(get_registry)`); widget context providers get it through `WidgetEnv`.
+
+A missing or corrupt checkpoint raises `ModelUnavailable` with a sentence for the reader; the
+widget or endpoint that asked reports it, and the rest of the site keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+
+logger = logging.getLogger(__name__)
+
+# (checkpoint_dir, checkpoint name, its manifest entry) -> a model ready for inference
+Loader = Callable[[Path, str, dict[str, Any]], Any]
+
+LOADERS: dict[str, Loader] = {}
+
+
+def register_loader(family: str) -> Callable[[Loader], Loader]:
+    """Decorator: `@register_loader("pointer")` on the function that loads that family."""
+
+    def decorator(loader: Loader) -> Loader:
+        LOADERS[family] = loader
+        return loader
+
+    return decorator
+
+
+class ModelUnavailable(RuntimeError):
+    """A model that cannot be served: not trained yet, corrupt, or of an unknown family."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"model “{name}” is unavailable: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+class ModelRegistry:
+    """Loads each model on first use and keeps it; failures are not cached, so a checkpoint
+    that appears later (a training run finishing) is picked up without a restart."""
+
+    def __init__(self, checkpoint_dir: Path) -> None:
+        self.checkpoint_dir = checkpoint_dir
+        self._models: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def manifest(self) -> dict[str, dict[str, Any]]:
+        path = self.checkpoint_dir / "manifest.json"
+        if not path.exists():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            logger.error("cannot read %s: %s", path, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, name: str) -> Any:
+        with self._lock:
+            if name in self._models:
+                return self._models[name]
+            entry = self.manifest().get(name)
+            if entry is None:
+                raise ModelUnavailable(
+                    name, f"no checkpoint yet; train it with `python -m models.train {name}`"
+                )
+            loader = LOADERS.get(str(entry.get("family")))
+            if loader is None:
+                raise ModelUnavailable(name, f"no loader for family {entry.get('family')!r}")
+            try:
+                model = loader(self.checkpoint_dir, name, entry)
+            except Exception as exc:
+                logger.exception("loading checkpoint %s failed", name)
+                raise ModelUnavailable(name, str(exc)) from exc
+            self._models[name] = model
+            return model
+
+    def loaded(self) -> list[str]:
+        return sorted(self._models)
+
+
+def get_registry(request: Request) -> ModelRegistry:
+    """FastAPI dependency: the registry created by `create_app`."""
+    return request.app.state.registry

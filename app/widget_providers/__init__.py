@@ -1,0 +1,1 @@
+"""One module per widget (or family of widgets) that needs server data; see app.widgets."""

@@ -1,0 +1,129 @@
+"""Widgets: the named partials that ```widget blocks place into the prose.
+
+A widget is `templates/partials/widgets/<name>.html`. If it needs data computed on the server
+(a results table, a default figure from a trained model), a module in `app/widget_providers/`
+registers a context provider for its name; templates never compute. A widget also declares the
+scripts it needs (`needs`), so only pages that use plotly load plotly.
+
+Whatever goes wrong inside one widget — unknown name, bad YAML, missing data, an exception —
+renders a visible error box in its place; the page around it still renders.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, TemplateNotFound
+
+from app.content import WidgetCall
+from app.services import ModelRegistry
+
+logger = logging.getLogger(__name__)
+
+WIDGET_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+class WidgetError(Exception):
+    """Raised by a context provider with a sentence the reader sees in the error box,
+    and, where one exists, the command that would fix it (e.g. the evaluation to run)."""
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        super().__init__(message)
+        self.command = command
+
+
+@dataclass(frozen=True)
+class WidgetEnv:
+    """What context providers may use: the results folder and the model registry."""
+
+    results_dir: Path
+    registry: ModelRegistry
+
+
+ContextProvider = Callable[[Mapping[str, Any], WidgetEnv], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class WidgetSpec:
+    name: str
+    context: ContextProvider | None = None
+    # Script keys (see SCRIPT_ORDER in app.main) or paths under /static/, e.g. "js/board.js".
+    needs: frozenset[str] = field(default_factory=frozenset)
+
+
+WIDGETS: dict[str, WidgetSpec] = {}
+
+
+def register_widget(
+    name: str, *, needs: Iterable[str] = ()
+) -> Callable[[ContextProvider], ContextProvider]:
+    """Decorator: `@register_widget("pointer-board", needs={"plotly"})` on a provider."""
+
+    def decorator(provider: ContextProvider) -> ContextProvider:
+        WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs))
+        return provider
+
+    return decorator
+
+
+def register_static_widget(name: str, *, needs: Iterable[str] = ()) -> None:
+    """A widget whose template needs no server data but does need scripts."""
+    WIDGETS[name] = WidgetSpec(name, None, frozenset(needs))
+
+
+def load_providers() -> None:
+    """Import every module in app.widget_providers; each registers its widgets on import."""
+    import app.widget_providers as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def widget_needs(calls: Iterable[WidgetCall]) -> set[str]:
+    needs: set[str] = set()
+    for call in calls:
+        spec = WIDGETS.get(call.name)
+        if spec is not None and call.error is None:
+            needs |= spec.needs
+    return needs
+
+
+@dataclass(frozen=True)
+class WidgetRenderer:
+    templates: Environment
+    env: WidgetEnv
+
+    def __call__(self, call: WidgetCall) -> str:
+        if call.error:
+            return self.error(call, call.error)
+        if not WIDGET_NAME.fullmatch(call.name):
+            return self.error(call, f"“{call.name}” is not a widget name.")
+        try:
+            template = self.templates.get_template(f"partials/widgets/{call.name}.html")
+        except TemplateNotFound:
+            return self.error(call, f"There is no widget called “{call.name}”.")
+        spec = WIDGETS.get(call.name)
+        try:
+            context = dict(call.params)
+            if spec is not None and spec.context is not None:
+                context.update(spec.context(call.params, self.env))
+            return template.render(widget=call.name, params=call.params, **context)
+        except WidgetError as exc:
+            return self.error(call, str(exc), exc.command)
+        except Exception:
+            logger.exception("widget %s failed with params %r", call.name, call.params)
+            message = f"The widget “{call.name}” failed; the server log has the details."
+            return self.error(call, message)
+
+    def error(self, call: WidgetCall, message: str, command: str | None = None) -> str:
+        template = self.templates.get_template("partials/widgets/_error.html")
+        return template.render(
+            message=message, command=command, source=call.source, widget=call.name
+        )

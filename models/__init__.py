@@ -1,0 +1,1 @@
+"""PaperTrace models: pure torch/numpy, no web code."""

@@ -1,0 +1,120 @@
+"""Trained weights on disk: checkpoints/<name>.safetensors plus checkpoints/manifest.json.
+
+The manifest maps each checkpoint name to its entry: family, task, architecture config, seed,
+data description, steps, wall time, metrics, size in bytes and sha256 of the weights file.
+Writers update it under an exclusive lock on the checkpoint directory, so two trainings that
+finish together both land. `load_model` rebuilds the model from its family and config and
+refuses a missing file or one whose sha256 differs from the manifest.
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
+MANIFEST_NAME = "manifest.json"
+
+# family -> "module:Class"; the class builds itself with `from_config(config: dict)`
+FAMILIES = {
+    "pointer": "models.pointer:PointerNet",
+    "seq2seq": "models.seq2seq:Seq2Seq",
+}
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, unknown or does not match its manifest entry."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """Exclusive lock on the directory itself, so no lock file is left behind."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def read_manifest(directory: Path = CHECKPOINT_DIR) -> dict[str, dict]:
+    path = Path(directory) / MANIFEST_NAME
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())
+
+
+def update_manifest(directory: Path, name: str, entry: dict) -> None:
+    """Add or replace one entry; other entries, written by other runs, are kept."""
+    directory = Path(directory)
+    with _locked(directory):
+        manifest = read_manifest(directory)
+        manifest[name] = entry
+        tmp = directory / f".{MANIFEST_NAME}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=2) + "\n")
+        tmp.replace(directory / MANIFEST_NAME)
+
+
+def save_checkpoint(model: nn.Module, name: str, entry: dict, directory: Path) -> dict:
+    """Write the weights and the manifest entry; return the entry with file, size and sha256."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.safetensors"
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    tmp = directory / f".{name}.{os.getpid()}.tmp"
+    save_file(state, tmp, metadata={"name": name, "family": entry["family"]})
+    tmp.replace(path)
+    entry = {**entry, "file": path.name, "size_bytes": path.stat().st_size}
+    entry["sha256"] = sha256_file(path)
+    update_manifest(directory, name, entry)
+    return entry
+
+
+def build_model(family: str, config: dict) -> nn.Module:
+    if family not in FAMILIES:
+        raise CheckpointError(f"Unknown model family {family!r}; known: {sorted(FAMILIES)}.")
+    module_name, class_name = FAMILIES[family].split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls.from_config(config)
+
+
+def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
+    """The trained model (in eval mode) and its manifest entry, after checking sha256."""
+    directory = Path(directory)
+    entry = read_manifest(directory).get(name)
+    if entry is None:
+        raise CheckpointError(
+            f"No checkpoint named {name!r} in {directory / MANIFEST_NAME}; "
+            f"train it with `python -m models.train {name}`."
+        )
+    path = directory / entry["file"]
+    if not path.exists():
+        raise CheckpointError(f"Checkpoint file {path} is missing; retrain or restore it.")
+    actual = sha256_file(path)
+    if actual != entry["sha256"]:
+        raise CheckpointError(
+            f"Checkpoint file {path} does not match its manifest entry "
+            f"(sha256 {actual[:12]}… instead of {entry['sha256'][:12]}…); it is corrupt or stale."
+        )
+    model = build_model(entry["family"], entry["config"])
+    model.load_state_dict(load_file(path))
+    model.eval()
+    torch.set_grad_enabled(True)  # loading must not change global autograd state
+    return model, entry

@@ -1,0 +1,139 @@
+// Progressive enhancements; every page works without them.
+"use strict";
+
+// Highlight the contents entry of the section being read.
+function trackTableOfContents() {
+  const toc = document.querySelector("[data-toc]");
+  const prose = document.querySelector("[data-prose]");
+  if (!toc || !prose || !("IntersectionObserver" in window)) return;
+
+  if (window.matchMedia("(max-width: 60rem)").matches) toc.removeAttribute("open");
+
+  const links = new Map();
+  for (const link of toc.querySelectorAll("a[href^='#']")) {
+    links.set(decodeURIComponent(link.hash.slice(1)), link);
+  }
+  const headings = [...prose.querySelectorAll("h2[id], h3[id]")].filter((h) => links.has(h.id));
+
+  function setCurrent(id) {
+    for (const [key, link] of links) {
+      if (key === id) link.setAttribute("aria-current", "location");
+      else link.removeAttribute("aria-current");
+    }
+  }
+
+  // After a jump from the contents, its target stays current while it is on screen,
+  // even when the page is too short to bring it up to the reading line.
+  let pinned = null;
+
+  function update() {
+    if (pinned) {
+      const top = pinned.getBoundingClientRect().top;
+      if (top >= 0 && top < window.innerHeight) return;
+      pinned = null;
+    }
+    // The current section is the last heading above the reading line.
+    let current = headings[0];
+    for (const heading of headings) {
+      if (heading.getBoundingClientRect().top <= window.innerHeight * 0.25) current = heading;
+    }
+    if (current) setCurrent(current.id);
+  }
+
+  // Fires whenever a heading crosses the reading line (a quarter of the way down).
+  const observer = new IntersectionObserver(update, { rootMargin: "0px 0px -75% 0px" });
+  headings.forEach((h) => observer.observe(h));
+
+  // Moving focus along with the scroll keeps keyboard users where they jumped to.
+  toc.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#']");
+    if (!link) return;
+    const target = document.getElementById(decodeURIComponent(link.hash.slice(1)));
+    if (!target) return;
+    pinned = target;
+    setCurrent(target.id);
+    target.setAttribute("tabindex", "-1");
+    target.focus({ preventScroll: true });
+  });
+}
+
+// Copy buttons for BibTeX entries; shown only when the clipboard API is there.
+function enableCopyButtons() {
+  if (!navigator.clipboard) return;
+  for (const button of document.querySelectorAll("[data-copy-target]")) {
+    const source = document.getElementById(button.dataset.copyTarget);
+    if (!source) continue;
+    const label = button.textContent;
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(source.textContent.trim());
+        button.textContent = "Copied";
+      } catch {
+        button.textContent = "Select and copy";
+      }
+      setTimeout(() => (button.textContent = label), 2000);
+    });
+  }
+}
+
+// Filter the library by tag in place; the links still work as plain ?tag= URLs.
+function enableTagFilter() {
+  const list = document.querySelector("[data-paper-list]");
+  if (!list) return;
+  const empty = document.querySelector("[data-empty-state]");
+  const filterLinks = document.querySelectorAll(".tag-filter a[data-tag]");
+  // A page loaded with ?tag= holds only that tag's cards, so other tags need a real load.
+  const holdsEveryCard = !new URLSearchParams(location.search).get("tag");
+
+  function apply(tag) {
+    let shown = 0;
+    for (const card of list.children) {
+      const match = !tag || card.dataset.tags.split(" ").includes(tag);
+      card.hidden = !match;
+      if (match) shown += 1;
+    }
+    for (const link of filterLinks) {
+      const active = link.dataset.tag === tag;
+      link.classList.toggle("is-active", active);
+      if (active) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    if (empty) empty.hidden = shown > 0;
+  }
+
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-tag]");
+    if (!link || event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+    if (!holdsEveryCard) return;
+    event.preventDefault();
+    const tag = link.dataset.tag;
+    history.pushState({ tag }, "", tag ? `/?tag=${encodeURIComponent(tag)}` : "/");
+    apply(tag);
+  });
+  window.addEventListener("popstate", (event) => apply(event.state?.tag ?? ""));
+}
+
+// MathML cannot break lines; an inline formula wider than its column scrolls on its own.
+function containWideFormulas() {
+  const formulas = document.querySelectorAll(".prose .math.inline");
+  if (!formulas.length) return;
+  function measure() {
+    for (const formula of formulas) {
+      formula.classList.remove("is-wide");
+      const column = formula.closest("p, li, td, th, blockquote") || formula.parentElement;
+      if (formula.getBoundingClientRect().width > column.clientWidth) formula.classList.add("is-wide");
+    }
+  }
+  measure();
+  let pending = null;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(measure);
+  });
+}
+
+trackTableOfContents();
+containWideFormulas();
+enableCopyButtons();
+enableTagFilter();

@@ -1,0 +1,237 @@
+"""Markdown → HTML: front matter, MathML, TOC, widget directives, escaping, the per-file cache."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from app.content import (
+    ContentError,
+    ContentLibrary,
+    WidgetCall,
+    parse_paper,
+    render_body,
+    render_markdown,
+    render_math,
+    split_front_matter,
+)
+from tests.conftest import FIXTURE_CONTENT
+
+FRONT_MATTER = """---
+title: A Paper
+authors: [A. Author, B. Author]
+venue: ICLR
+year: 2019
+arxiv: "1905.05702"
+tldr: One line.
+tags: [sparsity]
+order: 3
+bibtex: |
+  @article{a2019, title={A Paper}}
+---
+"""
+
+
+def html_of(markdown: str) -> str:
+    segments, _ = render_markdown(markdown)
+    return "".join(s for s in segments if isinstance(s, str))
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_front_matter_fields_are_parsed(tmp_path: Path) -> None:
+    paper = parse_paper(write(tmp_path / "a-paper.md", FRONT_MATTER + "Body.\n"))
+    meta = paper.meta
+    assert paper.slug == "a-paper"
+    assert meta.title == "A Paper"
+    assert meta.authors == ["A. Author", "B. Author"]
+    assert (meta.venue, meta.year, meta.order) == ("ICLR", 2019, 3)
+    assert meta.arxiv_url == "https://arxiv.org/abs/1905.05702"
+    assert meta.tags == ["sparsity"]
+    assert meta.bibtex == "@article{a2019, title={A Paper}}"
+    assert "<p>Body.</p>" in render_body(paper, lambda call: "")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("No front matter at all.\n", "no front matter"),
+        ("---\ntitle: [unclosed\n---\n", "not valid YAML"),
+        ("---\n- a list\n---\n", "must be a YAML mapping"),
+        ("---\ntitle: Only a title\n---\n", "lacks authors"),
+        (FRONT_MATTER.replace("year: 2019", "year: soon"), "must be integers"),
+        (FRONT_MATTER.replace("tags: [sparsity]", "tags: sparsity"), "must be lists"),
+    ],
+)
+def test_bad_front_matter_is_a_content_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ContentError, match=message):
+        parse_paper(write(tmp_path / "bad.md", text))
+
+
+def test_front_matter_split_keeps_the_body() -> None:
+    data, body = split_front_matter(FRONT_MATTER + "## Heading\n")
+    assert data["title"] == "A Paper"
+    assert body == "## Heading\n"
+
+
+def test_inline_and_display_math_become_mathml() -> None:
+    html = html_of("Score $u_j = v^\\top \\tanh(x)$ here.\n\n$$\n\\sum_i p_i = 1\n$$\n")
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in html
+    assert '<div class="math block">' in html
+    assert 'display="block"' in html
+    assert "<msub><mi>u</mi><mi>j</mi></msub>" in html
+    assert "$" not in html
+
+
+def test_bad_latex_shows_its_source_in_an_error_style() -> None:
+    html = html_of("Broken: $x^$ and fine: $y$.\n")
+    assert '<span class="math-error"' in html
+    assert "$x^$" in html
+    assert "<mi>y</mi>" in html
+
+
+def test_unknown_latex_command_is_an_error_not_an_identifier() -> None:
+    html = render_math(r"\notacommand{x}", display=False)
+    assert 'class="math-error"' in html
+    assert "unknown command \\notacommand" in html
+
+
+def test_math_error_escapes_the_source() -> None:
+    html = render_math("<script> x^", display=True)
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_raw_html_is_escaped() -> None:
+    html = html_of('Hello <script>alert("x")</script> <img src=x onerror=alert(1)>\n')
+    assert "<script>" not in html
+    assert "<img" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_tables_footnotes_and_code_render() -> None:
+    html = html_of(
+        "| a | b |\n|---|--:|\n| 1 | 2 |\n\nClaim.[^n]\n\n[^n]: Note.\n\n```python\nx = 1\n```\n"
+    )
+    assert '<div class="table-scroll">\n<table>' in html
+    assert '<td class="align-right">2</td>' in html
+    assert "style=" not in html  # alignment is a class, so a strict CSP stays possible
+    assert 'class="footnote-ref"' in html
+    assert '<code class="language-python">x = 1' in html
+
+
+def test_toc_comes_from_h2_and_h3_with_anchors() -> None:
+    markdown = "# Title\n\n## First part\n\n### Detail $x$\n\n#### Too deep\n\n## Again\n"
+    _, toc = render_markdown(markdown)
+    assert [(e.level, e.anchor) for e in toc] == [(2, "first-part"), (3, "detail"), (2, "again")]
+    assert toc[0].html == "First part"
+    assert "<math" in toc[1].html
+    assert "header-anchor" not in toc[1].html
+
+
+def test_headings_get_ids_and_unique_slugs() -> None:
+    html = html_of("## Results\n\n## Results\n")
+    assert '<h2 id="results">' in html
+    assert '<h2 id="results-1">' in html
+
+
+def test_widget_directive_becomes_a_widget_call() -> None:
+    segments, _ = render_markdown(
+        "Before.\n\n```widget\nname: results-table\nsource: pointer\ntable: hull\n```\n\nAfter.\n"
+    )
+    calls = [s for s in segments if isinstance(s, WidgetCall)]
+    assert calls == [
+        WidgetCall(
+            "results-table",
+            {"source": "pointer", "table": "hull"},
+            None,
+            "name: results-table\nsource: pointer\ntable: hull\n",
+        )
+    ]
+    assert "Before." in segments[0] and "After." in segments[-1]
+
+
+@pytest.mark.parametrize(
+    ("block", "message"),
+    [("name: [unclosed\n", "not valid YAML"), ("source: pointer\n", "needs a `name:` key")],
+)
+def test_malformed_widget_block_carries_an_error(block: str, message: str) -> None:
+    segments, _ = render_markdown(f"```widget\n{block}```\n")
+    (call,) = [s for s in segments if isinstance(s, WidgetCall)]
+    assert call.error is not None and message in call.error
+
+
+def test_prose_cannot_forge_a_widget_marker() -> None:
+    segments, _ = render_markdown("Text <!--papertrace-widget:0--> more.\n")
+    assert not [s for s in segments if isinstance(s, WidgetCall)]
+
+
+def test_render_body_places_each_widget_where_its_block_was() -> None:
+    paper = parse_paper(FIXTURE_CONTENT / "alpha-paper.md")
+    html = render_body(paper, lambda call: f"[{call.name}]")
+    assert html.index('<h2 id="results"') < html.index("[results-table]")
+    assert html.index("[results-table]") < html.index('<h2 id="broken-things"')
+    assert html.count("[results-table]") == 3
+
+
+def test_library_sorts_by_order_filters_by_tag_and_skips_broken_files(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    library = ContentLibrary(FIXTURE_CONTENT)
+    with caplog.at_level(logging.ERROR):
+        library.load()
+    assert "broken-paper.md" in caplog.text
+    assert [p.slug for p in library.papers()] == ["beta-paper", "alpha-paper"]
+    assert [p.slug for p in library.papers(tag="attention")] == ["alpha-paper"]
+    assert library.papers(tag="no-such-tag") == []
+    assert library.tags() == ["attention", "pointers", "testing"]
+    assert library.get("broken-paper") is None
+    assert library.get("../alpha-paper") is None
+    assert library.get("missing") is None
+
+
+def test_library_caches_per_file_until_its_mtime_changes(fixture_content: Path) -> None:
+    library = ContentLibrary(fixture_content)
+    path = fixture_content / "beta-paper.md"
+    first = library.get("beta-paper")
+    assert first is not None
+    assert library.get("beta-paper") is first
+
+    write(path, path.read_text().replace("## Pointer scores", "## Pointer logits"))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, first.mtime_ns + 1_000_000))
+    second = library.get("beta-paper")
+    assert second is not None and second is not first
+    assert second.toc[0].anchor == "pointer-logits"
+
+    path.unlink()
+    assert library.get("beta-paper") is None
+
+
+def test_a_fixed_broken_file_is_served_again(fixture_content: Path) -> None:
+    library = ContentLibrary(fixture_content)
+    assert library.get("broken-paper") is None
+    write(fixture_content / "broken-paper.md", FRONT_MATTER + "Fixed.\n")
+    path = fixture_content / "broken-paper.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    paper = library.get("broken-paper")
+    assert paper is not None and paper.meta.title == "A Paper"
+
+
+@pytest.mark.parametrize(
+    ("title", "slug"),
+    [
+        ("The α-entmax family", "the-alpha-entmax-family"),
+        ("The threshold τ and how it is found", "the-threshold-tau-and-how-it-is-found"),
+        ("Fenchel–Young losses", "fenchel-young-losses"),
+        ("Café", "cafe"),
+    ],
+)
+def test_heading_anchors_are_readable_ascii(title: str, slug: str) -> None:
+    assert f'<h2 id="{slug}">' in html_of(f"## {title}\n")
