@@ -1,4 +1,7 @@
-"""Scripts a page may load, by key; a page loads only those its widgets declare.
+"""Scripts and stylesheets a page may load; a page loads only those its widgets declare.
+
+A widget's `needs` holds library keys (`plotly`, `htmx`, `json-enc`) and paths under static/
+(`js/pointer-board.js`, `css/pointer.css`).
 
 htmx is vendored in static/vendor with its version in the file name; plotly.js is served
 straight from the installed `plotly` package, so the repository never carries a copy.
@@ -6,6 +9,7 @@ straight from the installed `plotly` package, so the repository never carries a 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import plotly
@@ -32,10 +36,19 @@ SCRIPTS: dict[str, str] = {
 }
 
 
-def script_urls(needs: set[str]) -> list[str]:
-    """Known keys in their fixed order, then widget scripts (paths under /static/) sorted."""
+@dataclass(frozen=True)
+class PageAssets:
+    stylesheets: list[str]
+    scripts: list[str]
+
+
+def page_assets(needs: set[str]) -> PageAssets:
+    """Library scripts in their fixed order, then the widgets' own files, sorted."""
     if "json-enc" in needs:
         needs = needs | {"htmx"}
-    known = [url for key, url in SCRIPTS.items() if key in needs]
-    extra = sorted(f"/static/{path}" for path in needs - SCRIPTS.keys())
-    return known + extra
+    libraries = [url for key, url in SCRIPTS.items() if key in needs]
+    files = sorted(f"/static/{path}" for path in needs - SCRIPTS.keys())
+    return PageAssets(
+        stylesheets=[url for url in files if url.endswith(".css")],
+        scripts=libraries + [url for url in files if not url.endswith(".css")],
+    )

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import yaml
 from latex2mathml.converter import convert as latex_to_mathml
@@ -34,6 +35,9 @@ FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re
 REQUIRED_FIELDS = ("title", "authors", "venue", "year", "arxiv", "tldr", "tags", "order")
 WIDGET_MARKER = "<!--papertrace-widget:{index}-->"
 WIDGET_MARKER_PATTERN = re.compile(r"<!--papertrace-widget:(\d+)-->")
+MATHML_PREFIX = "{http://www.w3.org/1998/Math/MathML}"
+LIMIT_SCRIPTS = {"msub": "munder", "msubsup": "munderover"}
+ElementTree.register_namespace("", MATHML_PREFIX.strip("{}"))  # serialise as plain <math>
 # latex2mathml passes unknown commands through as identifiers instead of failing.
 UNKNOWN_LATEX_COMMAND = re.compile(r"<m[io]>\\([A-Za-z]+)</m[io]>")
 
@@ -102,7 +106,28 @@ def render_math(latex: str, display: bool) -> str:
     unknown = UNKNOWN_LATEX_COMMAND.search(mathml)
     if unknown:
         return math_error(latex, display, f"unknown command \\{unknown.group(1)}")
-    return mathml
+    return _typeset_like_tex(mathml)
+
+
+def _typeset_like_tex(mathml: str) -> str:
+    """Two places where latex2mathml's output and TeX disagree, fixed on the server:
+    - `\\min_k`, `\\operatorname*{argmax}_p`: named operators take their limits below in
+      display math (munder + movablelimits, which Chromium sets as a subscript inline);
+    - `\\setminus` comes out as U+29F5, which common math fonts lack; TeX prints U+2216."""
+    root = ElementTree.fromstring(mathml)
+    for element in root.iter():
+        tag = element.tag.removeprefix(MATHML_PREFIX)
+        if tag in LIMIT_SCRIPTS and len(element) and _is_named_operator(element[0]):
+            element.tag = MATHML_PREFIX + LIMIT_SCRIPTS[tag]
+            element[0].set("movablelimits", "true")
+        elif tag == "mi" and element.text == "\u29f5":
+            element.tag, element.text = MATHML_PREFIX + "mo", "\u2216"
+    return ElementTree.tostring(root, encoding="unicode")
+
+
+def _is_named_operator(element: ElementTree.Element) -> bool:
+    text = element.text or ""
+    return element.tag == MATHML_PREFIX + "mo" and len(text) > 1 and text.isalpha()
 
 
 def math_error(latex: str, display: bool, reason: str) -> str:

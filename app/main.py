@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app import routes as routes_package
 from app.assets import PLOTLY_JS, PLOTLY_URL, STATIC_DIR
 from app.content import ContentLibrary
+from app.errors import install_error_handlers
 from app.services import ModelRegistry
 from app.widgets import WidgetEnv, WidgetRenderer, load_providers
 
@@ -35,9 +36,12 @@ def create_app(
     content_dir: Path | None = None,
     checkpoint_dir: Path | None = None,
 ) -> FastAPI:
-    """The site. `content_dir` (or $PAPERTRACE_CONTENT_DIR) lets tests serve fixture papers."""
+    """The site. `content_dir` (or $PAPERTRACE_CONTENT_DIR) lets tests serve fixture papers;
+    `checkpoint_dir` (or $PAPERTRACE_CHECKPOINT_DIR) lets them serve other checkpoints."""
     content_dir = content_dir or default_content_dir()
-    checkpoint_dir = checkpoint_dir or ROOT / "checkpoints"
+    checkpoint_dir = checkpoint_dir or Path(
+        os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints")
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,6 +72,7 @@ def create_app(
             headers={"Cache-Control": "public, max-age=31536000, immutable"},
         )
 
+    install_error_handlers(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     # Each module in app/routes contributes one APIRouter named `router`.
     for module in pkgutil.iter_modules(routes_package.__path__):

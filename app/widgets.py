@@ -12,6 +12,7 @@ renders a visible error box in its place; the page around it still renders.
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import pkgutil
 import re
@@ -54,20 +55,24 @@ ContextProvider = Callable[[Mapping[str, Any], WidgetEnv], dict[str, Any]]
 class WidgetSpec:
     name: str
     context: ContextProvider | None = None
-    # Script keys (see SCRIPT_ORDER in app.main) or paths under /static/, e.g. "js/board.js".
+    # Library keys (see app.assets.SCRIPTS) or paths under static/, e.g. "js/board.js".
     needs: frozenset[str] = field(default_factory=frozenset)
+    # True when the rendered widget depends on its params alone (no files, no checkpoints):
+    # its HTML is then computed once per distinct params and reused.
+    pure: bool = False
 
 
 WIDGETS: dict[str, WidgetSpec] = {}
 
 
 def register_widget(
-    name: str, *, needs: Iterable[str] = ()
+    name: str, *, needs: Iterable[str] = (), pure: bool = False
 ) -> Callable[[ContextProvider], ContextProvider]:
-    """Decorator: `@register_widget("pointer-board", needs={"plotly"})` on a provider."""
+    """Decorator: `@register_widget("pointer-board", needs={"plotly"})` on a provider.
+    Pass `pure=True` if its output depends on the params alone, so it is rendered once."""
 
     def decorator(provider: ContextProvider) -> ContextProvider:
-        WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs))
+        WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs), pure)
         return provider
 
     return decorator
@@ -99,28 +104,42 @@ def widget_needs(calls: Iterable[WidgetCall]) -> set[str]:
 class WidgetRenderer:
     templates: Environment
     env: WidgetEnv
+    _pure_cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __call__(self, call: WidgetCall) -> str:
+        spec = WIDGETS.get(call.name)
+        if spec is None or not spec.pure:
+            return self._render(call, spec)[0]
+        key = json.dumps([call.name, call.params], sort_keys=True, default=str)
+        cached = self._pure_cache.get(key)
+        if cached is not None:
+            return cached
+        html, ok = self._render(call, spec)
+        if ok:  # a failure may be transient; only good figures are kept
+            self._pure_cache[key] = html
+        return html
+
+    def _render(self, call: WidgetCall, spec: WidgetSpec | None) -> tuple[str, bool]:
+        """The widget's HTML, and whether it rendered (False: an error box)."""
         if call.error:
-            return self.error(call, call.error)
+            return self.error(call, call.error), False
         if not WIDGET_NAME.fullmatch(call.name):
-            return self.error(call, f"“{call.name}” is not a widget name.")
+            return self.error(call, f"“{call.name}” is not a widget name."), False
         try:
             template = self.templates.get_template(f"partials/widgets/{call.name}.html")
         except TemplateNotFound:
-            return self.error(call, f"There is no widget called “{call.name}”.")
-        spec = WIDGETS.get(call.name)
+            return self.error(call, f"There is no widget called “{call.name}”."), False
         try:
             context = dict(call.params)
             if spec is not None and spec.context is not None:
                 context.update(spec.context(call.params, self.env))
-            return template.render(widget=call.name, params=call.params, **context)
+            return template.render(widget=call.name, params=call.params, **context), True
         except WidgetError as exc:
-            return self.error(call, str(exc), exc.command)
+            return self.error(call, str(exc), exc.command), False
         except Exception:
             logger.exception("widget %s failed with params %r", call.name, call.params)
             message = f"The widget “{call.name}” failed; the server log has the details."
-            return self.error(call, message)
+            return self.error(call, message), False
 
     def error(self, call: WidgetCall, message: str, command: str | None = None) -> str:
         template = self.templates.get_template("partials/widgets/_error.html")

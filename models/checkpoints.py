@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -116,5 +115,4 @@ def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, 
     model = build_model(entry["family"], entry["config"])
     model.load_state_dict(load_file(path))
     model.eval()
-    torch.set_grad_enabled(True)  # loading must not change global autograd state
     return model, entry

@@ -22,7 +22,11 @@ outputs. Scores equal to -inf (masks) get probability exactly 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd import Function
 
@@ -37,6 +41,7 @@ __all__ = [
 ]
 
 _NEWTON_MAX_ITERS = 200
+_NEWTON_BOUND_ITERS = 3  # steps on the levels that only need a lower bound
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,85 +58,237 @@ def _from_rows(rows: Tensor, like: Tensor, dim: int) -> Tensor:
     return rows.reshape(moved_shape).movedim(-1, dim)
 
 
+_ALL_MASKED = (
+    "entmax: a row has every score equal to -inf, so no probability distribution exists; "
+    "leave at least one entry unmasked in every row"
+)
+
+
 def _check_finite_rows(row_max: Tensor) -> None:
     if bool(torch.isneginf(row_max).any()):
-        raise ValueError(
-            "entmax: a row has every score equal to -inf, so no probability distribution exists; "
-            "leave at least one entry unmasked in every row"
-        )
+        raise ValueError(_ALL_MASKED)
 
 
 # ---------------------------------------------------------------------------------------------
-# Thresholds τ. Each returns τ with shape (rows, 1), in the module's convention.
+# Exact thresholds on a small candidate set. `v` is (rows, k) float64 in units of
+# z̃ = (α-1)(z - max z), so every row's maximum is 0 and τ ∈ [-1, 0); -inf pads unused slots.
+# `lower` is a lower bound on τ (None: the universal one, max z̃ - 1 = -1); the sort-based
+# solvers do not need it. Each solver returns τ as (rows, 1); with `final` False, any lower
+# bound on τ will do (it only prunes the next level), which lets Newton stop early.
 
 
-def _sparsemax_tau(z: Tensor) -> Tensor:
+def _sparsemax_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
     r"""Sort-based sparsemax threshold (Martins & Astudillo 2016, Algorithm 1).
 
-    With $z_{(1)} \ge \dots \ge z_{(d)}$, the support size is
-    $k = \max\{k : 1 + k z_{(k)} > \sum_{j \le k} z_{(j)}\}$ and
-    $\tau = (\sum_{j \le k} z_{(j)} - 1) / k$.
+    With $z_{(1)} \ge \dots \ge z_{(k)}$, the support size is
+    $s = \max\{j : 1 + j z_{(j)} > \sum_{i \le j} z_{(i)}\}$ and
+    $\tau = (\sum_{i \le s} z_{(i)} - 1) / s$.
     """
-    srt = torch.sort(z, dim=-1, descending=True).values  # (rows, d)
-    rho = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype, device=z.device)
+    srt = torch.sort(v, dim=-1, descending=True).values  # (rows, k)
+    rho = torch.arange(1, v.shape[-1] + 1, dtype=v.dtype)
     csum = srt.cumsum(-1) - 1
-    k = (rho * srt > csum).sum(-1, keepdim=True)  # (rows, 1)
-    return csum.gather(-1, k - 1) / k.to(z.dtype)
+    s = (rho * srt > csum).sum(-1, keepdim=True)  # (rows, 1)
+    return csum.gather(-1, s - 1) / s
 
 
-def _entmax15_tau(zt: Tensor) -> Tensor:
-    r"""Sort-based exact 1.5-entmax threshold on $\tilde z = z/2$ (Peters et al. 2019, Alg. 2).
+def _entmax15_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
+    r"""Sort-based exact 1.5-entmax threshold (Peters et al. 2019, Algorithm 2).
 
-    For each prefix of the sorted scores of size k, the candidate threshold solves
-    $\sum_{j \le k} (\tilde z_{(j)} - \tau)^2 = 1$:
-    $\tau_k = M_k - \sqrt{(1 - k S_k)/k}$ with the prefix mean $M_k$ and variance $S_k$;
-    the support size is the largest k with $\tau_k \le \tilde z_{(k)}$.
+    For each prefix of size j of the sorted $\tilde z$, the threshold that would make it the
+    support solves $\sum_{i \le j} (\tilde z_{(i)} - \tau)^2 = 1$:
+    $\tau_j = M_j - \sqrt{(1 - j S_j)/j}$, with the prefix mean $M_j$ and variance $S_j$;
+    the support size is the largest j with $\tau_j \le \tilde z_{(j)}$.
     """
-    srt = torch.sort(zt, dim=-1, descending=True).values  # (rows, d)
-    rho = torch.arange(1, zt.shape[-1] + 1, dtype=zt.dtype, device=zt.device)
+    srt = torch.sort(v, dim=-1, descending=True).values  # (rows, k)
+    rho = torch.arange(1, v.shape[-1] + 1, dtype=v.dtype)
     mean = srt.cumsum(-1) / rho
     mean_sq = (srt * srt).cumsum(-1) / rho
     ss = rho * (mean_sq - mean * mean)
-    delta = (1 - ss) / rho
-    tau = mean - torch.sqrt(delta.clamp_min(0))
-    k = (tau <= srt).sum(-1, keepdim=True)  # (rows, 1)
-    return tau.gather(-1, k - 1)
+    tau = mean - torch.sqrt(((1 - ss) / rho).clamp_min(0))
+    s = (tau <= srt).sum(-1, keepdim=True)  # (rows, 1)
+    return tau.gather(-1, s - 1)
 
 
-def _entmax_tau(zt: Tensor, alpha: Tensor) -> Tensor:
+def _newton_tau(
+    v: Tensor, alpha: Tensor, lower: Tensor | None = None, final: bool = True
+) -> Tensor:
     r"""α-entmax threshold: safeguarded Newton on $h(\tau) = \lVert[\tilde z - \tau]_+\rVert_\beta$.
 
-    With $\beta = 1/(\alpha-1)$ the normalisation $\sum_i [\tilde z_i - \tau]_+^\beta = 1$ is
-    $h(\tau) = 1$. For α ≤ 2 the β-norm is convex and decreasing in τ, so Newton steps started
-    from the lower end of the bracket $[\max \tilde z - 1, \max \tilde z - d^{1-\alpha}]$ climb
-    monotonically to the root; for α > 2 a step leaving the bracket is replaced by bisection.
-    `zt` is (rows, d) with its row maximum at 0; `alpha` is (rows, 1).
+    With $\beta = 1/(\alpha-1)$, the normalisation $\sum_i [\tilde z_i - \tau]_+^\beta = 1$ reads
+    $h(\tau) = 1$. For α ≤ 2 the β-norm is convex and decreasing in τ, so Newton steps from a
+    lower bound climb monotonically to the root; the bracket
+    $[\max \tilde z - 1,\ \max \tilde z - k^{1-\alpha}]$ catches the steps of α > 2 that overshoot,
+    replacing them by bisection. `alpha` is (rows, 1). Not `final`: a few steps, then the lower
+    end of the bracket.
     """
     beta = 1 / (alpha - 1)
-    d = zt.shape[-1]
-    lo = torch.full_like(alpha, -1.0)
-    hi = -torch.pow(torch.full_like(alpha, 1.0 / d), alpha - 1)
+    lo = torch.full_like(alpha, -1.0) if lower is None else lower
+    hi = -torch.pow(torch.full_like(alpha, 1.0 / v.shape[-1]), alpha - 1)
     tau = lo.clone()
-    tol = 8 * torch.finfo(zt.dtype).eps
-    for _ in range(_NEWTON_MAX_ITERS):
-        u = (zt - tau).clamp_min(0)  # (rows, d)
-        u_pow = u.pow(beta)
-        s = u_pow.sum(-1, keepdim=True)
+    smooth = bool((alpha < 2).all())  # then u^(β-1) is 0 at u = 0 without masking
+    tol = 8 * torch.finfo(v.dtype).eps
+    for _ in range(_NEWTON_MAX_ITERS if final else _NEWTON_BOUND_ITERS):
+        u = (v - tau).clamp_min(0)  # (rows, k)
+        u_pow_m1 = u.pow(beta - 1) if smooth else torch.where(u > 0, u.pow(beta - 1), 0)
+        s = torch.linalg.vecdot(u_pow_m1, u).unsqueeze(-1)  # Σ u^β
         h = s.pow(alpha - 1)
-        # dh/dτ = -s^{1/β - 1} Σ u^{β-1}; the u = 0 terms are 0, not 0^{negative}.
-        ds = torch.where(u > 0, u_pow / u, 0).sum(-1, keepdim=True)
-        slope = s.pow(alpha - 2) * ds
+        slope = s.pow(alpha - 2) * u_pow_m1.sum(-1, keepdim=True)  # -dh/dτ
         above = h >= 1
         lo = torch.where(above, tau, lo)
         hi = torch.where(above, hi, tau)
         step = tau + (h - 1) / slope
         inside = (step > lo) & (step < hi)
         new_tau = torch.where(inside, step, (lo + hi) / 2)
-        done = ((h - 1).abs() <= tol) | (hi - lo <= tol * (1 + tau.abs()))
+        done = ((h - 1).abs() <= tol) | (hi - lo <= tol)
         if bool(done.all()):
             break
         tau = torch.where(done, tau, new_tau)
-    return tau
+    return tau if final else lo
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding the support without sorting a row.
+#
+# Any subset of the scores has a threshold no larger than the full row's (fewer terms in
+# Σ[z̃ - τ]_+^β need a lower τ to reach 1). So the threshold of the block maxima is a lower
+# bound on τ, and only entries above it can be in the support: blocks whose maximum is below
+# it are skipped whole. Pooling recursively (8 or 16 entries per block) until a row has at
+# most _LEAF entries, each level hands the next a tight bound and a few candidates, and the exact
+# solvers above run on (rows, ~support size) instead of (rows, d). Only the max-pooling of
+# the first level reads the whole input.
+
+_LEAF = 32
+_Solver = Callable[[Tensor, Tensor | None, bool], Tensor]  # (v, lower, final) -> τ
+_DENSE_FRACTION = 0.5  # above this share of candidate blocks, scan the whole row
+_MARGIN = 1e-9  # slack on the lower bound, in units of z̃, against rounding
+
+
+def _pool(z: Tensor) -> tuple[Tensor, Tensor]:
+    """Max-pool (rows, n) over strided blocks so that about _LEAF blocks remain.
+
+    Returns the scores padded with -inf to a whole number of blocks, and the block maxima
+    (rows, g); block j holds the entries j, j+g, j+2g, ...
+    """
+    n = z.shape[-1]
+    # Entries per block, a power of two (blocks are pooled by halving): 16 on long rows, where
+    # fewer levels matter more than gathering a few more candidates, else 8, or fewer to stop
+    # near _LEAF.
+    factor = min(16 if n > 2048 else 8, 1 << (-(-n // _LEAF) - 1).bit_length())
+    g = -(-n // factor)
+    padded = F.pad(z, (0, g * factor - n), value=-torch.inf) if g * factor > n else z
+    pooled = padded
+    while pooled.shape[-1] > g:  # halving keeps j, j+g, j+2g, ... in the same column
+        half = pooled.shape[-1] // 2
+        pooled = torch.maximum(pooled[:, :half], pooled[:, half:])
+    return padded, pooled
+
+
+def _pack(keep: Tensor, tensors: list[Tensor], fills: list[float]) -> tuple[list[Tensor], Tensor]:
+    """Move each row's kept entries to the front: (rows, n) -> (rows, max kept), order kept.
+
+    Returns the packed tensors (padded with `fills`) and the number kept per row (rows, 1).
+    """
+    counts = keep.sum(-1, keepdim=True)
+    width = int(counts.max())
+    slot = torch.where(keep, keep.cumsum(-1) - 1, width)  # dropped entries go to a spare slot
+    packed = []
+    for tensor, fill in zip(tensors, fills, strict=True):
+        buffer = torch.full((keep.shape[0], width + 1), fill, dtype=tensor.dtype)
+        packed.append(buffer.scatter_(1, slot, tensor)[:, :width])
+    return packed, counts
+
+
+def _candidates(
+    padded: Tensor, block_max: Tensor, row_max: Tensor, scale: Tensor | float, lower: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Entries above the lower bound, packed as (rows, k) values in z̃ units and their columns."""
+    rows, g = block_max.shape
+    factor = padded.shape[-1] // g
+    # The bound in units of z and in the scores' dtype, rounded down so no candidate is lost.
+    threshold = (row_max + (lower - _MARGIN) / scale).to(padded.dtype)  # (rows, 1)
+    threshold = torch.nextafter(threshold, threshold.new_tensor(-torch.inf))
+    open_blocks = block_max > threshold  # (rows, g)
+    if int(open_blocks.sum()) > _DENSE_FRACTION * open_blocks.numel():
+        # Most blocks hold a candidate (a wide support): scan every entry instead.
+        cols = torch.arange(padded.shape[-1]).expand(rows, -1)
+        vals = padded
+    else:
+        (blocks,), counts = _pack(open_blocks, [torch.arange(g).expand(rows, g)], [0])
+        cols = (blocks.unsqueeze(-1) + g * torch.arange(factor)).flatten(1)  # (rows, blocks*factor)
+        vals = padded.gather(1, cols)
+        unused = torch.arange(blocks.shape[-1]) >= counts  # (rows, blocks)
+        vals.masked_fill_(unused.repeat_interleave(factor, dim=1), -torch.inf)
+    (vals, cols), _ = _pack(vals > threshold, [vals, cols], [-torch.inf, 0])
+    return (vals.to(torch.float64) - row_max) * scale, cols
+
+
+def _solve(
+    z: Tensor, scale: Tensor | float, solver: _Solver
+) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """Threshold of every row of z (rows, n).
+
+    Returns τ (rows, 1) and the candidates v (rows, k) it was solved on (both float64, in units
+    of z̃ relative to the row maximum), their columns in z (None: all n columns, in order) and
+    the row maximum (float64).
+    """
+    levels = [z]
+    pooled = []
+    while levels[-1].shape[-1] > _LEAF:
+        padded, block_max = _pool(levels[-1])
+        pooled.append(padded)
+        levels.append(block_max)
+    row_max = levels[-1].amax(-1, keepdim=True).to(torch.float64)  # (rows, 1)
+    _check_finite_rows(row_max)
+    v = (levels[-1].to(torch.float64) - row_max) * scale
+    columns = None
+    tau = solver(v, None, not pooled)
+    for level, (padded, block_max) in enumerate(zip(pooled[::-1], levels[:0:-1], strict=True)):
+        v, columns = _candidates(padded, block_max, row_max, scale, tau)
+        tau = solver(v, tau, level == len(pooled) - 1)
+    return tau, v, columns, row_max
+
+
+def _unpack(values: Tensor, columns: Tensor | None, like: Tensor) -> Tensor:
+    """Dense (rows, n) tensor with `values` at `columns` and 0 elsewhere."""
+    values = values.to(like.dtype)
+    if columns is None:
+        return values
+    # Padding slots hold 0 at column 0: adding them leaves the true entry there intact.
+    return torch.zeros_like(like).scatter_add_(1, columns, values)
+
+
+@dataclass
+class _Sparse:
+    """The nonzero part of a batch of distributions: p_v (rows, k) at `columns` (None: all)."""
+
+    p_v: Tensor
+    columns: Tensor | None
+
+    def gather(self, dense: Tensor) -> Tensor:
+        dense = dense.to(self.p_v.dtype)
+        return dense if self.columns is None else dense.gather(1, self.columns)
+
+
+def _sparse_forward(z: Tensor, alpha: Tensor | float) -> tuple[Tensor, Tensor, _Sparse]:
+    """(p, τ, sparse p) for α > 1 on (rows, d); α a float or a (rows, 1) tensor."""
+    z = z.contiguous()
+    # z̃ = scale * z; a python float where possible keeps the small ops cheap
+    scale = alpha - 1 if isinstance(alpha, float) else alpha.to(torch.float64) - 1
+    if isinstance(alpha, float) and alpha == 2:
+        tau, v, columns, row_max = _solve(z, scale, _sparsemax_tau)
+        p_v = (v - tau).clamp_min(0)
+    elif isinstance(alpha, float) and alpha == 1.5:
+        tau, v, columns, row_max = _solve(z, scale, _entmax15_tau)
+        p_v = (v - tau).clamp_min(0).square()
+    else:
+        alpha_rows = torch.as_tensor(scale + 1, dtype=torch.float64).expand(z.shape[0], 1)
+        tau, v, columns, row_max = _solve(
+            z, scale, lambda v, lower, final: _newton_tau(v, alpha_rows, lower, final)
+        )
+        p_v = (v - tau).clamp_min(0).pow(1 / scale)
+        p_v = p_v / p_v.sum(-1, keepdim=True)
+    tau_abs = (tau + scale * row_max).to(z.dtype)
+    return _unpack(p_v, columns, z), tau_abs, _Sparse(p_v, columns)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,43 +301,16 @@ def _softmax_rows(z: Tensor) -> tuple[Tensor, Tensor]:
     return torch.exp(z - tau), tau
 
 
-def _sparsemax_rows(z: Tensor) -> tuple[Tensor, Tensor]:
-    row_max = z.amax(-1, keepdim=True)
-    _check_finite_rows(row_max)
-    tau = _sparsemax_tau(z - row_max) + row_max
-    return (z - tau).clamp_min(0), tau
-
-
-def _entmax15_rows(z: Tensor) -> tuple[Tensor, Tensor]:
-    row_max = z.amax(-1, keepdim=True)
-    _check_finite_rows(row_max)
-    zt = (z - row_max) / 2
-    tau = _entmax15_tau(zt)
-    return (zt - tau).clamp_min(0).square(), tau + row_max / 2
-
-
-def _entmax_rows(z: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
-    """General α > 1; `alpha` is (rows, 1)."""
-    row_max = z.amax(-1, keepdim=True)
-    _check_finite_rows(row_max)
-    zt = (z - row_max) * (alpha - 1)
-    tau = _entmax_tau(zt, alpha)
-    p = (zt - tau).clamp_min(0).pow(1 / (alpha - 1))
-    return p / p.sum(-1, keepdim=True), tau + row_max * (alpha - 1)
-
-
 def _mapping_rows(z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
     if alpha == 1:
         return _softmax_rows(z)
-    if alpha == 2:
-        return _sparsemax_rows(z)
-    if alpha == 1.5:
-        return _entmax15_rows(z)
-    return _entmax_rows(z, z.new_full((z.shape[0], 1), alpha))
+    p, tau, _ = _sparse_forward(z, alpha)
+    return p, tau
 
 
 # ---------------------------------------------------------------------------------------------
-# Autograd functions on (rows, d); outputs (p, τ) with τ not differentiable.
+# Autograd functions on (rows, d); outputs (p, τ) with τ not differentiable. The backward
+# passes work on the packed support only and scatter the result.
 
 
 class _SparsemaxFunction(Function):
@@ -192,18 +322,18 @@ class _SparsemaxFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau = _sparsemax_rows(z)
-        ctx.save_for_backward(p)
+        p, tau, sparse = _sparse_forward(z, 2.0)
+        ctx.sparse = sparse
         ctx.mark_non_differentiable(tau)
         return p, tau
 
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> Tensor:
-        (p,) = ctx.saved_tensors
-        support = p > 0
-        g = torch.where(support, grad_p, 0)
-        mean = g.sum(-1, keepdim=True) / support.sum(-1, keepdim=True)
-        return torch.where(support, g - mean, 0)
+        sparse = ctx.sparse
+        support = (sparse.p_v > 0).to(sparse.p_v.dtype)
+        g = sparse.gather(grad_p) * support
+        g -= support * (g.sum(-1, keepdim=True) / support.sum(-1, keepdim=True))
+        return _unpack(g, sparse.columns, grad_p)
 
 
 def _entmax_vjp(gppr: Tensor, grad_p: Tensor) -> Tensor:
@@ -222,15 +352,16 @@ class _Entmax15Function(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau = _entmax15_rows(z)
-        ctx.save_for_backward(p)
+        p, tau, sparse = _sparse_forward(z, 1.5)
+        ctx.sparse = sparse
         ctx.mark_non_differentiable(tau)
         return p, tau
 
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> Tensor:
-        (p,) = ctx.saved_tensors
-        return _entmax_vjp(p.sqrt(), grad_p)
+        sparse = ctx.sparse
+        grad_v = _entmax_vjp(sparse.p_v.sqrt(), sparse.gather(grad_p))
+        return _unpack(grad_v, sparse.columns, grad_p)
 
 
 class _EntmaxAlphaFunction(Function):
@@ -247,24 +378,29 @@ class _EntmaxAlphaFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau = _entmax_rows(z, alpha)
-        ctx.save_for_backward(p, alpha)
+        p, tau, sparse = _sparse_forward(z, alpha)
+        ctx.sparse = sparse
+        ctx.save_for_backward(alpha)
         ctx.mark_non_differentiable(tau)
         return p, tau
 
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, Tensor | None]:
-        p, alpha = ctx.saved_tensors
+        sparse = ctx.sparse
+        (alpha,) = ctx.saved_tensors
+        alpha64 = alpha.to(torch.float64)
+        p = sparse.p_v
+        grad_v = sparse.gather(grad_p)
         support = p > 0
-        gppr = torch.where(support, p.pow(2 - alpha), 0)
-        grad_z = _entmax_vjp(gppr, grad_p)
+        gppr = torch.where(support, p.pow(2 - alpha64), 0)
+        grad_z = _unpack(_entmax_vjp(gppr, grad_v), sparse.columns, grad_p)
         grad_alpha = None
         if ctx.needs_input_grad[1]:
             shannon = torch.where(support, p * torch.log(torch.where(support, p, 1)), 0)
             ent = shannon.sum(-1, keepdim=True)
             skewed = gppr / gppr.sum(-1, keepdim=True)
-            dp = (p - skewed) / (alpha - 1) ** 2 - (shannon - skewed * ent) / (alpha - 1)
-            grad_alpha = (grad_p * dp).sum(-1, keepdim=True)
+            dp = (p - skewed) / (alpha64 - 1) ** 2 - (shannon - skewed * ent) / (alpha64 - 1)
+            grad_alpha = (grad_v * dp).sum(-1, keepdim=True).to(alpha.dtype)
         return grad_z, grad_alpha
 
 
@@ -360,7 +496,11 @@ def entmax(x: Tensor, alpha: float | Tensor, dim: int = -1) -> Tensor:
     α = 1 is exactly `torch.softmax`; see `entmax_with_tau` for the accepted α.
     """
     if not isinstance(alpha, Tensor) and alpha == 1:
-        return torch.softmax(x, dim)
+        p = torch.softmax(x, dim)
+        # An all -inf row is NaN throughout; its first entry is enough to notice it.
+        if bool(torch.isnan(p.select(dim, 0)).any()):
+            raise ValueError(_ALL_MASKED)
+        return p
     return entmax_with_tau(x, alpha, dim)[0]
 
 

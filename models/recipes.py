@@ -16,6 +16,7 @@ from torch import nn
 from models.pointer import Config, PointerNet, greedy, pointer_loss
 from models.tasks import hull, instance_rng, sort, tsp
 from models.tasks.inflection import InflectionRecipe
+from models.tasks.translation import TranslationRecipe
 from models.train import Recipe, TrainDefaults
 
 POINTER_OPTIMIZER_NOTE = (
@@ -133,7 +134,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         "pointer-hull",
         "hull",
         Config(input_dim=2, hidden=128, glimpse=False, end_position=True, input_order="x"),
-        TrainDefaults(steps=20000, batch_size=128, lr=1e-3, time_budget_min=34),
+        TrainDefaults(steps=40000, batch_size=128, lr=2e-3, validate_every=250, time_budget_min=50),
         (5, 50),
         (50,),
     ),
@@ -141,7 +142,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         "pointer-tsp",
         "tsp",
         Config(input_dim=2, hidden=128),
-        TrainDefaults(steps=20000, batch_size=128, lr=1e-3, time_budget_min=34),
+        TrainDefaults(steps=40000, batch_size=128, lr=2e-3, validate_every=250, time_budget_min=35),
         (5, 20),
         (20,),
     ),
@@ -164,6 +165,20 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-a1": lambda: InflectionRecipe("seq2seq-inflect-a1", 1.0),
     "seq2seq-inflect-a1.5": lambda: InflectionRecipe("seq2seq-inflect-a1.5", 1.5),
     "seq2seq-inflect-a2": lambda: InflectionRecipe("seq2seq-inflect-a2", 2.0),
+    "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
+    "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
+    "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),
+    "seq2seq-inflect-tiny": lambda: InflectionRecipe(
+        "seq2seq-inflect-tiny",
+        1.5,
+        setting="medium",
+        steps=30,
+        time_budget_min=None,
+        emb_dim=8,
+        hidden=16,
+        batch_size=32,
+        validate_every=15,
+    ),
     # a few-second configuration for the tests
     "pointer-sort-tiny": _pointer(
         "pointer-sort-tiny",

@@ -46,13 +46,50 @@ class Config:
 
 
 def alpha_map(scores: torch.Tensor, alpha: float, dim: int = -1) -> torch.Tensor:
-    """alpha-entmax of the scores (1 softmax, 1.5 entmax, 2 sparsemax); -inf scores get exactly 0."""
+    """alpha-entmax (1 softmax, 1.5 entmax, 2 sparsemax); -inf scores get exactly 0."""
     return entmax(scores, alpha, dim=dim)
 
 
-def fenchel_young_loss(logits: torch.Tensor, target: torch.Tensor, alpha: float) -> torch.Tensor:
-    """Mean loss over targets that are not -100; at alpha = 1 it is the cross-entropy."""
-    return entmax_loss(logits, target, alpha, ignore_index=-100)
+def fenchel_young_loss(
+    logits: torch.Tensor, target: torch.Tensor, alpha: float, top_k: int = 128
+) -> torch.Tensor:
+    """Mean Fenchel-Young loss over targets that are not -100 (alpha = 1: cross-entropy).
+
+    For alpha > 1 and a large vocabulary, most rows' support is a handful of tokens, and the
+    loss (value and gradient p - e_y) depends only on the scores in the support. So each row
+    is first solved on its top-k scores plus the gold score; if the k-th score gets
+    probability 0 there, the whole support is inside the slice and the slice's loss *is* the
+    full loss. Rows where it is not (early in training) fall back to the full vocabulary.
+    """
+    keep = target != -100
+    z, y = logits[keep], target[keep]  # (rows, vocab), (rows,)
+    if alpha == 1.0 or z.shape[-1] <= 2 * top_k:
+        return entmax_loss(z, y, alpha)
+    top = z.detach().topk(top_k, dim=-1).indices  # (rows, k)
+    gold_in_top = top == y[:, None]  # (rows, k)
+    columns = torch.cat([top, y[:, None]], dim=1)  # (rows, k + 1)
+    sliced = z.gather(1, columns)
+    # When the gold token is already in the top-k, its appended copy must not count twice.
+    sliced = torch.cat(
+        [sliced[:, :-1], sliced[:, -1:].masked_fill(gold_in_top.any(1, keepdim=True), -torch.inf)],
+        dim=1,
+    )
+    sliced_target = torch.where(gold_in_top.any(1), gold_in_top.int().argmax(1), top_k)
+    with torch.no_grad():
+        p_top = entmax(sliced[:, :top_k], alpha)  # (rows, k): the scores decide the support
+        inside = p_top[:, -1] == 0  # the k-th largest score is outside the support
+    losses = torch.zeros_like(y, dtype=z.dtype)
+    if inside.any():
+        losses = losses.index_put(
+            (inside.nonzero().squeeze(1),),
+            entmax_loss(sliced[inside], sliced_target[inside], alpha, reduction="none"),
+        )
+    if (~inside).any():
+        losses = losses.index_put(
+            ((~inside).nonzero().squeeze(1),),
+            entmax_loss(z[~inside], y[~inside], alpha, reduction="none"),
+        )
+    return losses.mean()
 
 
 @dataclass
@@ -118,7 +155,7 @@ class Seq2Seq(nn.Module):
         memory: Memory,
         attn_alpha: float | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
-        """One decoder step: prev tokens (k,) -> output logits (k, vocab), attention (k, src_len)."""
+        """One decoder step: prev (k,) -> output logits (k, vocab), attention (k, src_len)."""
         alpha = self.config.attn_alpha if attn_alpha is None else attn_alpha
         x = torch.cat([self.tgt_embed(prev), state.feed], dim=-1)  # (k, emb + hidden)
         h, c = self.decoder(self.dropout(x), (state.h, state.c))
@@ -133,7 +170,7 @@ class Seq2Seq(nn.Module):
     def teacher_forcing(
         self, src: torch.Tensor, lengths: torch.Tensor, tgt_in: torch.Tensor
     ) -> torch.Tensor:
-        """Teacher forcing: tgt_in (batch, tgt_len) starts with BOS -> logits (batch, tgt_len, vocab)."""
+        """Teacher forcing: tgt_in (batch, tgt_len), BOS first -> logits (batch, tgt_len, vocab)."""
         memory, state = self.encode(src, lengths)
         logits = []
         for t in range(tgt_in.shape[1]):
@@ -246,13 +283,20 @@ def beam_search(
         best, index = flat.topk(take)
         vocab = probs.shape[1]
         survivors = []
-        for log_prob, flat_index in zip(best.tolist(), index.tolist()):
+        for log_prob, flat_index in zip(best.tolist(), index.tolist(), strict=True):
             row, token = divmod(flat_index, vocab)
             parent = live[row]
             if token == EOS:
                 finished.append(BeamHypothesis(parent.tokens, log_prob, True, parent.rows + [row]))
             else:
-                survivors.append((row, BeamHypothesis(parent.tokens + [token], log_prob, False, parent.rows + [row])))
+                survivors.append(
+                    (
+                        row,
+                        BeamHypothesis(
+                            parent.tokens + [token], log_prob, False, parent.rows + [row]
+                        ),
+                    )
+                )
         if not survivors:
             live = []
             break
@@ -336,7 +380,7 @@ def decode(
     best = result.hypotheses[0]
     emitted = best.tokens + ([EOS] if best.finished else [])
     steps = []
-    for token, attention, output in zip(emitted, result.attention, result.output):
+    for token, attention, output in zip(emitted, result.attention, result.output, strict=True):
         support = int((output > 0).sum())
         top_p, top_i = output.topk(min(OUTPUT_TOP, support))
         steps.append(
@@ -346,7 +390,7 @@ def decode(
                 attention_support=int((attention > 0).sum()),
                 output=[
                     OutputEntry(target_vocab[i], round(float(p), 6))
-                    for p, i in zip(top_p.tolist(), top_i.tolist())
+                    for p, i in zip(top_p.tolist(), top_i.tolist(), strict=True)
                 ],
                 support_size=support,
             )

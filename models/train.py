@@ -223,8 +223,11 @@ def train(argv: list[str] | None = None) -> dict | None:
     wall = elapsed_before + time.time() - started
     entry = None
     if rank == 0:
-        metrics = recipe.validate(model)
-        history.append({"step": step, "loss": round(smoothed or 0.0, 5), **metrics})
+        if history and history[-1]["step"] == step:
+            metrics = {k: v for k, v in history[-1].items() if k not in ("step", "loss")}
+        else:
+            metrics = recipe.validate(model)
+            history.append({"step": step, "loss": round(smoothed or 0.0, 5), **metrics})
         print(f"final step {step}: " + json.dumps(metrics), flush=True)
         entry = save_checkpoint(
             model,

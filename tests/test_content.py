@@ -235,3 +235,15 @@ def test_a_fixed_broken_file_is_served_again(fixture_content: Path) -> None:
 )
 def test_heading_anchors_are_readable_ascii(title: str, slug: str) -> None:
     assert f'<h2 id="{slug}">' in html_of(f"## {title}\n")
+
+
+def test_named_operators_take_limits_below_and_setminus_is_printable() -> None:
+    html = render_math(r"\operatorname*{argmax}_{p} f(p) + \min_k S \setminus \{k\}", display=True)
+    assert '<munder><mo movablelimits="true">argmax</mo>' in html
+    assert '<munder><mo movablelimits="true">min</mo>' in html
+    assert "<mo>\u2216</mo>" in html and "\u29f5" not in html
+
+
+def test_comparison_signs_in_math_stay_escaped() -> None:
+    html = render_math("a < b", display=False)
+    assert "<mo>&lt;</mo>" in html

@@ -23,6 +23,16 @@ SMALL_SHAPES = [(1, 1), (1, 2), (2, 1), (3, 5), (4, 7, 3), (2, 3, 4, 5), (16, 10
 
 
 def reference_entmax(x: torch.Tensor, alpha: float, dim: int) -> torch.Tensor:
+    """The reference package's mapping, evaluated in float64 on the given (possibly float32) scores.
+
+    In float32 the reference's own bisection is off by up to 1.5e-5 near the support boundary at
+    α = 3 (p ∝ u^0.5 amplifies the rounding of τ), so float32 results are compared with the
+    reference's float64 answer for the same float32 inputs.
+    """
+    return _reference_entmax(x.double(), alpha, dim).to(x.dtype)
+
+
+def _reference_entmax(x: torch.Tensor, alpha: float, dim: int) -> torch.Tensor:
     if alpha == 1:
         return torch.softmax(x, dim)
     if alpha == 1.5:
@@ -59,8 +69,8 @@ def test_general_path_agrees_with_exact_reference(alpha, dtype):
 
 @pytest.mark.parametrize(
     ("shape", "alpha"),
-    [((64, 32000), 1.5), ((64, 32000), 2.0), ((64, 32000), 1.25), ((256, 1000), 1.5),
-     ((256, 1000), 2.0), ((256, 1000), 1.75), ((3000, 30), 1.5), ((3000, 30), 3.0)],
+    [((64, 32000), 1.5), ((8, 32000), 2.0), ((8, 32000), 1.25), ((256, 1000), 1.5),
+     ((64, 1000), 2.0), ((64, 1000), 1.75), ((3000, 30), 1.5), ((500, 30), 3.0)],
 )  # fmt: skip
 def test_agrees_with_reference_on_large_float32(shape, alpha):
     x = torch.randn(shape, generator=torch.Generator().manual_seed(2)) * 3
@@ -184,7 +194,9 @@ def test_backward_is_zero_outside_support():
 def test_gradcheck_alpha(alpha_shape):
     gen = torch.Generator().manual_seed(7)
     x = torch.randn(5, 7, dtype=torch.float64, generator=gen).requires_grad_()
-    alpha = (1.1 + 1.8 * torch.rand(alpha_shape, dtype=torch.float64, generator=gen)).requires_grad_()
+    alpha = (
+        1.1 + 1.8 * torch.rand(alpha_shape, dtype=torch.float64, generator=gen)
+    ).requires_grad_()
     assert torch.autograd.gradcheck(lambda x, a: entmax(x, a), (x, alpha))
 
 
@@ -204,9 +216,13 @@ def test_alpha_gradient_at_one_is_the_limit():
     w = torch.randn(4, 9, dtype=torch.float64)
     alpha = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     (entmax(x, alpha) * w).sum().backward()
-    h = 1e-7
-    one_sided = ((entmax(x, 1 + h) - torch.softmax(x, -1)) * w).sum() / h
-    torch.testing.assert_close(alpha.grad, one_sided, atol=1e-5, rtol=1e-4)
+
+    def one_sided(h: float) -> torch.Tensor:
+        return ((entmax(x, 1 + h) - torch.softmax(x, -1)) * w).sum() / h
+
+    h = 1e-4
+    richardson = 2 * one_sided(h) - one_sided(2 * h)  # cancels the O(h) error
+    torch.testing.assert_close(alpha.grad, richardson, atol=1e-6, rtol=1e-6)
 
 
 # --- losses -------------------------------------------------------------------------------------
@@ -251,7 +267,8 @@ def test_gradcheck_losses(alpha):
     y[1, 2] = -100
     for reduction in ("none", "sum", "mean"):
         assert torch.autograd.gradcheck(
-            lambda t: entmax_loss(t, y, alpha, reduction=reduction), (x.clone().requires_grad_(),)
+            lambda t, r=reduction: entmax_loss(t, y, alpha, reduction=r),
+            (x.clone().requires_grad_(),),
         )
 
 

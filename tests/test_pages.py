@@ -122,11 +122,8 @@ def test_only_pages_whose_widgets_need_plotly_load_it(
 ) -> None:
     assert PLOTLY_URL not in client.get("/papers/alpha-paper").text
     spec = WIDGETS["results-table"]
-    monkeypatch.setitem(
-        WIDGETS,
-        "results-table",
-        WidgetSpec(spec.name, spec.context, frozenset({"plotly", "json-enc", "js/demo.js"})),
-    )
+    needs = frozenset({"plotly", "json-enc", "js/demo.js", "css/demo.css"})
+    monkeypatch.setitem(WIDGETS, "results-table", WidgetSpec(spec.name, spec.context, needs))
     html = client.get("/papers/alpha-paper").text
     sources = re.findall(r'<script src="([^"]+)"', html)
     assert sources[0] == "/static/js/site.js"
@@ -134,7 +131,31 @@ def test_only_pages_whose_widgets_need_plotly_load_it(
     assert re.fullmatch(r"/static/vendor/htmx-[\d.]+\.min\.js", sources[2])
     assert re.fullmatch(r"/static/vendor/json-enc-[\d.]+\.js", sources[3])
     assert sources[4:] == ["/static/js/demo.js"]
+    stylesheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)
+    assert stylesheets == ["/static/css/site.css", "/static/css/demo.css"]
     assert PLOTLY_URL not in client.get("/papers/beta-paper").text
+
+
+def test_pure_widgets_render_once_per_params(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Mapping[str, Any]] = []
+    spec = WIDGETS["results-table"]
+
+    def counting(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
+        calls.append(params)
+        assert spec.context is not None
+        return spec.context(params, env)
+
+    monkeypatch.setitem(
+        WIDGETS, "results-table", WidgetSpec(spec.name, counting, spec.needs, pure=True)
+    )
+    first = client.get("/papers/alpha-paper").text
+    assert len(calls) == 3  # one good table, two error boxes
+    second = client.get("/papers/alpha-paper").text
+    assert first == second
+    # The good table came from the cache; the two failures were tried again.
+    assert len(calls) == 5
 
 
 @pytest.mark.parametrize("path", ["/papers/no-such-paper", "/papers/broken-paper", "/nowhere"])

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app.assets import script_urls
+from app.assets import page_assets
 from app.content import ContentLibrary, render_body
 from app.widgets import widget_needs
 
@@ -53,7 +53,7 @@ def paper_page(request: Request, slug: str) -> HTMLResponse:
             "paper": paper,
             "meta": paper.meta,
             "body": body,
-            "scripts": script_urls(widget_needs(paper.widgets)),
+            "assets": page_assets(widget_needs(paper.widgets)),
         },
     )
 

@@ -187,7 +187,11 @@ _ROMANCE_FINITE = {
 # (mood, tense) -> {slot index: features} for the non-finite and imperative rows.
 _ROMANCE_SLOTS = {
     "fr": {
-        ("imperatif", "imperatif présent"): {0: "V;POS;IMP;2;SG", 1: "V;POS;IMP;1;PL", 2: "V;POS;IMP;2;PL"},
+        ("imperatif", "imperatif présent"): {
+            0: "V;POS;IMP;2;SG",
+            1: "V;POS;IMP;1;PL",
+            2: "V;POS;IMP;2;PL",
+        },
         ("participe", "participe présent"): {0: "V.PTCP;PRS"},
         ("participe", "participe passé"): {
             0: "V.PTCP;PST;MASC;SG",
@@ -300,7 +304,9 @@ def build_splits(languages: tuple[str, ...] = LANGUAGES) -> dict[str, list[Infle
     return splits
 
 
-def _sample(rng: random.Random, examples: list[InflectionExample], k: int) -> list[InflectionExample]:
+def _sample(
+    rng: random.Random, examples: list[InflectionExample], k: int
+) -> list[InflectionExample]:
     return rng.sample(examples, min(k, len(examples)))
 
 
@@ -425,14 +431,16 @@ def _training_pairs(
     ]
 
 
-def greedy_accuracy(model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]) -> float:
+def greedy_accuracy(
+    model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]
+) -> float:
     """Share of examples whose greedy output is one of the valid forms."""
     correct = 0
     for start in range(0, len(examples), 256):
         chunk = examples[start : start + 256]
         sources = [vocab.encode_source(e.language, e.features, e.lemma) for e in chunk]
         max_len = max(max_output_length(e.lemma) for e in chunk)
-        for e, tokens in zip(chunk, greedy_decode(model, sources, max_len)):
+        for e, tokens in zip(chunk, greedy_decode(model, sources, max_len), strict=True):
             correct += "".join(vocab.target[t] for t in tokens) in e.forms
     return correct / max(1, len(examples))
 
@@ -444,8 +452,12 @@ class InflectionRecipe:
     name: str
     alpha: float
     setting: str = "high"  # which training set: high | medium
-    steps: int = 60_000
-    time_budget_min: float = 13.0
+    steps: int = 8_000
+    time_budget_min: float | None = 25.0
+    emb_dim: int = 64
+    hidden: int = 128
+    batch_size: int = 128
+    validate_every: int = 1000
     family: str = "seq2seq"
     task: str = "inflection"
 
@@ -457,21 +469,23 @@ class InflectionRecipe:
         self.config = Config(
             src_vocab=len(self.vocab.source),
             tgt_vocab=len(self.vocab.target),
-            emb_dim=64,
-            hidden=128,
+            emb_dim=self.emb_dim,
+            hidden=self.hidden,
             dropout=0.3,
             attn_alpha=self.alpha,
             out_alpha=self.alpha,
         )
         self.defaults = TrainDefaults(
             steps=self.steps,
-            batch_size=128,
+            batch_size=self.batch_size,
             lr=2e-3,
-            validate_every=1000,
-            warmup=200,
+            validate_every=self.validate_every,
+            warmup=min(200, self.steps // 10),
             time_budget_min=self.time_budget_min,
         )
-        self.optimizer_note = "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
+        self.optimizer_note = (
+            "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
+        )
         self._pairs = _training_pairs(self.splits[self.setting], self.vocab)
 
     def build_model(self) -> Seq2Seq:

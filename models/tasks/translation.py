@@ -153,7 +153,11 @@ def extract_german_catalogs(deb: Path, into: Path) -> list[Path]:
         partial = into / f".{deb.stem}.partial"
         subprocess.run(["dpkg-deb", "-x", str(deb), str(partial)], check=True)
         partial.rename(target)
-    return sorted(p for p in target.rglob("*.mo") if p.parent.name == "LC_MESSAGES" and p.parent.parent.name == "de")
+    return sorted(
+        p
+        for p in target.rglob("*.mo")
+        if p.parent.name == "LC_MESSAGES" and p.parent.parent.name == "de"
+    )
 
 
 def read_catalog(path: Path) -> Iterator[tuple[str, str]]:
@@ -179,7 +183,9 @@ def clean_pair(source: str, target: str) -> SentencePair | None:
     if source.count("_") > 1:
         return None  # identifiers such as gtk_widget_show, not a mnemonic
     source, target = (_ACCELERATOR.sub("", text).strip() for text in (source, target))
-    source, target = (text[:-1].rstrip() if text.endswith(":") else text for text in (source, target))
+    source, target = (
+        text[:-1].rstrip() if text.endswith(":") else text for text in (source, target)
+    )
     if not (MIN_WORDS <= len(source.split()) <= MAX_WORDS) or not target:
         return None
     if len(target.split()) > 2 * MAX_WORDS:
@@ -202,7 +208,13 @@ def dedupe_by_source(pairs: Iterable[SentencePair]) -> list[SentencePair]:
 
 def source_split(source: str) -> str:
     bucket = int(hashlib.sha256(source.encode()).hexdigest(), 16) % 100
-    return "test" if bucket < TEST_PERCENT else "dev" if bucket < TEST_PERCENT + DEV_PERCENT else "train"
+    return (
+        "test"
+        if bucket < TEST_PERCENT
+        else "dev"
+        if bucket < TEST_PERCENT + DEV_PERCENT
+        else "train"
+    )
 
 
 def split_pairs(pairs: list[SentencePair]) -> dict[str, list[SentencePair]]:
@@ -240,7 +252,9 @@ def read_splits(directory: Path = DATA_DIR) -> dict[str, list[SentencePair]]:
     return splits
 
 
-def build_corpus(deb_dir: Path = DEB_DIR, out_dir: Path = DATA_DIR) -> dict[str, list[SentencePair]]:
+def build_corpus(
+    deb_dir: Path = DEB_DIR, out_dir: Path = DATA_DIR
+) -> dict[str, list[SentencePair]]:
     """Fetch, extract, clean, dedupe and split; cached as TSV files under data/translation/."""
     if all((out_dir / f"{name}.tsv").exists() for name in ("train", "dev", "test")):
         return read_splits(out_dir)
@@ -311,7 +325,9 @@ class TranslationRecipe:
     name: str
     alpha: float
     steps: int = 20_000
-    time_budget_min: float = 14.0
+    time_budget_min: float | None = 25.0
+    emb_dim: int = 64
+    hidden: int = 128
     family: str = "seq2seq"
     task: str = "translation"
 
@@ -322,9 +338,9 @@ class TranslationRecipe:
         self.config = Config(
             src_vocab=self.source_sp.get_piece_size(),
             tgt_vocab=self.target_sp.get_piece_size(),
-            emb_dim=128,
-            hidden=256,
-            dropout=0.3,
+            emb_dim=self.emb_dim,
+            hidden=self.hidden,
+            dropout=0.2,
             attn_alpha=self.alpha,
             out_alpha=self.alpha,
         )
@@ -336,7 +352,9 @@ class TranslationRecipe:
             warmup=200,
             time_budget_min=self.time_budget_min,
         )
-        self.optimizer_note = "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
+        self.optimizer_note = (
+            "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
+        )
         self._pairs = []
         for pair in self.splits["train"]:
             src = self.source_sp.encode(pair.source)
@@ -357,7 +375,9 @@ class TranslationRecipe:
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
         pairs = self.splits["dev"]
-        hypotheses = greedy_translations(model, self.source_sp, self.target_sp, [p.source for p in pairs])
+        hypotheses = greedy_translations(
+            model, self.source_sp, self.target_sp, [p.source for p in pairs]
+        )
         bleu = sacrebleu.corpus_bleu(hypotheses, [[p.target for p in pairs]])
         return {"dev_bleu_greedy": round(bleu.score, 2)}
 
@@ -367,7 +387,8 @@ class TranslationRecipe:
             "Debian 12 packages (apt-get download, dpkg-deb -x, gettext.GNUTranslations)",
             "packages": [f"{p}={v}" for p, v in PINNED_PACKAGES],
             "filters": f"plain sentences, {MIN_WORDS}-{MAX_WORDS} source words, deduped by source",
-            "split": f"by sha256 of the source: {TEST_PERCENT}% test, {DEV_PERCENT}% dev, rest train",
+            "split": f"by sha256 of the source: {TEST_PERCENT}% test, {DEV_PERCENT}% dev, "
+            "the rest train",
             "counts": {name: len(pairs) for name, pairs in self.splits.items()},
             "corpus_sha256": corpus_sha256(self.splits),
             "training_pairs": len(self._pairs),

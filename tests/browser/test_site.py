@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from app.content import ContentLibrary
 from app.main import default_content_dir
@@ -169,7 +169,7 @@ def test_screenshot(tracked_page: TrackedPage, name: str, width: int) -> None:
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_screenshot_dark(browser, live_server: str, name: str) -> None:  # noqa: ANN001
+def test_screenshot_dark(browser: Browser, live_server: str, name: str) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
     page = context.new_page()
     page.goto(f"{live_server}{PAGES[name]}")

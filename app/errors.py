@@ -1,0 +1,76 @@
+"""Request errors a reader can cause, as one sentence that says what to change.
+
+FastAPI's default 422 body is a list of pydantic error objects; every API here promises
+`{"detail": "<sentence>"}` instead, so the page can show it as is. The sentence names the field
+(as a JSON path, e.g. `points[2][0]`) and the limit it broke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """("body", "points", 2, 0) -> "points[2][0]"; the leading "body"/"query" is dropped."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def error_sentence(error: dict[str, Any]) -> str:
+    """One pydantic error -> a sentence for the reader."""
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    field = field_path(error.get("loc", ()))
+    value = error.get("input")
+    if kind == "json_invalid":
+        return f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
+    if kind == "missing":
+        if not field:
+            return "The request needs a JSON body."
+        return f"The request needs a `{field}` field."
+    if kind == "extra_forbidden":
+        return f"`{field}` is not a field this endpoint knows; remove it."
+    if kind == "too_short":
+        return f"`{field}` needs at least {ctx.get('min_length')} items; it has {len(value)}."
+    if kind == "too_long":
+        count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
+        return f"`{field}` takes at most {ctx.get('max_length')} items; it has {count}."
+    if kind == "finite_number":
+        return f"`{field}` must be a finite number, not {value!r}."
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        words = {
+            "greater_than_equal": ("at least", "ge"),
+            "greater_than": ("greater than", "gt"),
+            "less_than_equal": ("at most", "le"),
+            "less_than": ("less than", "lt"),
+        }[kind]
+        return f"`{field}` must be {words[0]} {ctx.get(words[1])}; got {value!r}."
+    if kind == "literal_error":
+        return f"`{field}` must be {ctx.get('expected')}; got {value!r}."
+    if kind == "value_error":
+        # a validator's own sentence, without pydantic's "Value error, " prefix
+        return str(ctx.get("error", error.get("msg", "")))
+    message = str(error.get("msg", "invalid value")).rstrip(".")
+    return f"`{field}`: {message}." if field else f"{message}."
+
+
+async def validation_error_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = list(exc.errors())
+    detail = error_sentence(errors[0]) if errors else "The request is not valid."
+    if len(errors) > 1:
+        detail += f" ({len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} after that.)"
+    return JSONResponse(status_code=422, content={"detail": detail})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, validation_error_handler)

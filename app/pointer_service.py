@@ -1,0 +1,255 @@
+"""Pointer networks behind the API: load the checkpoints, decode a validated request, and
+score the answer against the exact (or best cheap) reference on the same input.
+
+Routes and widget providers call `solve(registry, task, request)`; it returns the response
+object that both the JSON API and the HTML fragments render. All geometry and scoring happen
+here or in models/tasks; the browser only draws.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.schemas.pointer import (
+    HullReference,
+    HullResponse,
+    ModelInfo,
+    PointerResponse,
+    PointerStep,
+    PointsRequest,
+    Reference,
+    SortResponse,
+    Task,
+    TaskModels,
+    TspReference,
+    TspResponse,
+    ValuesRequest,
+    VariantInfo,
+)
+from app.services import ModelRegistry, register_loader
+from models.checkpoints import load_model
+from models.pointer import PointerNet, Trace, beam_search, greedy
+from models.tasks import hull, sort, tsp
+
+# task -> pointer variant -> checkpoint name; the first variant is the default
+CHECKPOINTS: dict[str, dict[str, str]] = {
+    "hull": {"softmax": "pointer-hull"},
+    "tsp": {"softmax": "pointer-tsp"},
+    "sort": {"softmax": "pointer-sort", "entmax15": "pointer-sort-entmax15"},
+}
+HELD_KARP_MAX_N = 12  # exact TSP reference up to here (~10 ms); a fast heuristic beyond
+TSP_HEURISTIC = "best of farthest insertion + 2-opt and nearest neighbour + 2-opt"
+
+
+@dataclass(frozen=True)
+class LoadedPointer:
+    name: str
+    model: PointerNet
+    entry: dict[str, Any]
+
+    def info(self, variant: str) -> ModelInfo:
+        return ModelInfo(
+            name=self.name,
+            variant=variant,
+            pointer=self.model.config.pointer,
+            sha256=self.entry["sha256"],
+            train_steps=self.entry.get("steps"),
+        )
+
+
+@register_loader("pointer")
+def load_pointer(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> LoadedPointer:
+    model, entry = load_model(name, checkpoint_dir)
+    if not isinstance(model, PointerNet):
+        raise TypeError(f"{name} is not a pointer network")
+    return LoadedPointer(name, model, entry)
+
+
+class UnknownVariant(ValueError):
+    """A `model` value the task has no checkpoint for (a reader's error: 422)."""
+
+
+def checkpoint_name(task: Task, variant: str | None) -> tuple[str, str]:
+    """(variant, checkpoint name) for a request's optional `model` field."""
+    variants = CHECKPOINTS[task]
+    variant = variant or next(iter(variants))
+    if variant not in variants:
+        allowed = " or ".join(f"“{v}”" for v in variants)
+        raise UnknownVariant(
+            f"There is no “{variant}” model for {task}; set `model` to {allowed}, "
+            "or leave it out for the default."
+        )
+    return variant, variants[variant]
+
+
+def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
+    """Which variants a task has and whether their checkpoints are in the manifest."""
+    manifest = registry.manifest()
+    return TaskModels(
+        task=task,
+        variants=[
+            VariantInfo(variant=variant, checkpoint=name, available=name in manifest)
+            for variant, name in CHECKPOINTS[task].items()
+        ],
+    )
+
+
+def decode(
+    model: PointerNet, inputs: np.ndarray, request: PointsRequest | ValuesRequest
+) -> tuple[Trace, int]:
+    """The model's trace for one instance and the beam width actually used."""
+    if request.decoder == "beam":
+        return beam_search(model, inputs, width=request.beam_width), request.beam_width
+    return greedy(model, inputs[None])[0], 1
+
+
+def steps_of(trace: Trace) -> list[PointerStep]:
+    """Per-step distributions with 4 significant digits: small enough for the page, and a
+    tiny softmax probability stays nonzero, so exact zeros (sparse pointer) stay exact."""
+    return [
+        PointerStep(
+            distribution=[float(f"{p:.4g}") for p in row.tolist()],
+            chosen=int(chosen),
+            support_size=int(support),
+        )
+        for row, chosen, support in zip(
+            trace.distributions, trace.chosen, trace.support_sizes, strict=True
+        )
+    ]
+
+
+def _common(
+    task: Task,
+    request: PointsRequest | ValuesRequest,
+    loaded: LoadedPointer,
+    variant: str,
+    trace: Trace,
+    width: int,
+) -> dict[str, Any]:
+    return {
+        "task": task,
+        "n": len(request.points if isinstance(request, PointsRequest) else request.values),
+        "decoder": request.decoder,
+        "beam_width": width,
+        "order": trace.order,
+        "steps": steps_of(trace),
+        "model": loaded.info(variant),
+    }
+
+
+def solve_hull(
+    loaded: LoadedPointer, variant: str, request: PointsRequest, started: float
+) -> HullResponse:
+    points = hull.validate_points(np.array(request.points))  # raises on collinear input
+    exact = hull.convex_hull_order(points)
+    exact_area = hull.polygon_area(points, exact)
+    trace, width = decode(loaded.model, points, request)
+    simple = hull.is_simple_polygon(points, trace.order)
+    area = hull.polygon_area(points, trace.order) if len(trace.order) >= 3 else 0.0
+    return HullResponse(
+        **_common("hull", request, loaded, variant, trace, width),
+        end_index=len(points),
+        valid=simple,
+        correct=hull.same_polygon(trace.order, exact),
+        area=area,
+        reference=HullReference(
+            order=exact, method="monotone chain (exact)", optimal=True, area=exact_area
+        ),
+        gap=1.0 - area / exact_area if simple else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+@lru_cache(maxsize=256)
+def tsp_reference(points: tuple[tuple[float, float], ...]) -> TspReference:
+    """Held–Karp up to HELD_KARP_MAX_N cities; beyond, the better of two classical tours,
+    each polished by 2-opt (a few ms at n = 50, where Christofides alone takes ~35 ms).
+    Cached, because the board asks again for the same points when only the decoder changes."""
+    cities = np.array(points)
+    if len(cities) <= HELD_KARP_MAX_N:
+        order = tsp.held_karp(cities)
+        return TspReference(
+            order=order,
+            method="Held–Karp (exact)",
+            optimal=True,
+            length=tsp.tour_length(cities, order),
+        )
+    tours = [
+        tsp.two_opt(cities, tsp.farthest_insertion(cities)),
+        tsp.two_opt(cities, tsp.nearest_neighbour(cities)),
+    ]
+    order = min(tours, key=lambda tour: tsp.tour_length(cities, tour))
+    return TspReference(
+        order=order, method=TSP_HEURISTIC, optimal=False, length=tsp.tour_length(cities, order)
+    )
+
+
+def solve_tsp(
+    loaded: LoadedPointer, variant: str, request: PointsRequest, started: float
+) -> TspResponse:
+    cities = tsp.validate_points(np.array(request.points))
+    reference = tsp_reference(tuple(request.points))
+    trace, width = decode(loaded.model, cities, request)
+    valid = tsp.is_valid_tour(trace.order, len(cities))
+    length = tsp.tour_length(cities, trace.order)
+    return TspResponse(
+        **_common("tsp", request, loaded, variant, trace, width),
+        valid=valid,
+        correct=valid and length <= reference.length * (1 + 1e-9),
+        length=length,
+        reference=reference,
+        gap=length / reference.length - 1.0 if valid else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def model_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The values the model reads: as given inside [0, 1] (its training range), otherwise
+    mapped affinely into it, which keeps their order."""
+    low, high = float(values.min()), float(values.max())
+    if low >= 0.0 and high <= 1.0:
+        return values, False
+    if high == low:
+        return np.full_like(values, 0.5), True
+    return (values - low) / (high - low), True
+
+
+def solve_sort(
+    loaded: LoadedPointer, variant: str, request: ValuesRequest, started: float
+) -> SortResponse:
+    values = sort.validate_values(np.array(request.values))
+    exact = sort.sorted_order(values)
+    inputs, rescaled = model_values(values)
+    trace, width = decode(loaded.model, inputs, request)
+    valid = sorted(trace.order) == list(range(len(values)))
+    wrong = np.asarray(values[trace.order] != values[exact]) if valid else None
+    return SortResponse(
+        **_common("sort", request, loaded, variant, trace, width),
+        rescaled=rescaled,
+        valid=valid,
+        correct=sort.is_sorted_output(values, trace.order),
+        reference=Reference(order=exact, method="stable sort (exact)", optimal=True),
+        gap=float(wrong.mean()) if wrong is not None else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+SOLVERS = {"hull": solve_hull, "tsp": solve_tsp, "sort": solve_sort}
+
+
+def solve(
+    registry: ModelRegistry, task: Task, request: PointsRequest | ValuesRequest
+) -> PointerResponse:
+    """Decode one request with the task's model. Raises ValueError (with a sentence for the
+    reader) on unusable input or an unknown variant, ModelUnavailable if the checkpoint is
+    missing or corrupt."""
+    variant, name = checkpoint_name(task, request.model)
+    loaded: LoadedPointer = registry.get(name)
+    started = time.perf_counter()  # after the one-time checkpoint load
+    return SOLVERS[task](loaded, variant, request, started)

@@ -1,0 +1,250 @@
+"""What the pointer templates show, prepared from a response object: preformatted numbers,
+1-based labels (the prose counts from 1) and SVG coordinates, so templates never compute.
+
+static/js/pointer-board.js draws the same figure in the browser after each change; the two
+share the frame below (FRAME, PAD, the y axis pointing up, halo area ∝ probability).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from app.schemas.pointer import HullResponse, PointerResponse, SortResponse, TspResponse
+
+FRAME = 400  # SVG user units, square board
+PAD = 24
+POINT_R = 5.0
+HALO_MAX_R = 26.0  # a probability of 1 draws this radius; area grows with probability
+
+
+def board_xy(x: float, y: float, frame: float = FRAME, pad: float = PAD) -> tuple[float, float]:
+    """Unit-square point -> SVG position (y up, as on paper)."""
+    span = frame - 2 * pad
+    return round(pad + x * span, 2), round(frame - pad - y * span, 2)
+
+
+def line_x(value: float, low: float, high: float, frame: float = FRAME) -> float:
+    """Value on the sorting line [low, high] -> SVG x."""
+    return round(PAD + (value - low) / (high - low) * (frame - 2 * PAD), 2)
+
+
+def halo_radius(p: float, largest: float = HALO_MAX_R) -> float:
+    return round(POINT_R + (largest - POINT_R) * math.sqrt(p), 2)
+
+
+def probability_text(p: float) -> str:
+    if p == 0.0:
+        return "0"
+    return f"{p:.3f}" if p >= 0.0005 else "<0.001"
+
+
+def position_labels(result: PointerResponse) -> list[str]:
+    labels = [str(i + 1) for i in range(result.n)]
+    return [*labels, "END"] if isinstance(result, HullResponse) else labels
+
+
+def sequence_text(indices: Sequence[int], labels: Sequence[str]) -> str:
+    return " → ".join(labels[i] for i in indices)
+
+
+def headline(result: PointerResponse) -> str:
+    if isinstance(result, HullResponse):
+        k = len(result.order)
+        if result.correct:
+            return f"The model found the exact hull: {k} vertices, area {result.area:.4f}."
+        if result.valid and result.gap is not None:
+            return (
+                f"The model's polygon is simple but not the hull: it covers "
+                f"{100 * (1 - result.gap):.1f}% of the hull's area."
+            )
+        return f"The model's output ({k} vertices) is not a simple polygon."
+    if isinstance(result, TspResponse):
+        gap = "" if result.gap is None else f", {100 * result.gap:+.2f}% against the reference"
+        return f"The model's tour has length {result.length:.4f}{gap}."
+    if result.correct:
+        return f"The model put all {result.n} values in ascending order."
+    wrong = round((result.gap or 0.0) * result.n)
+    return f"{wrong} of the {result.n} output positions hold the wrong value."
+
+
+def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    gap = "—" if result.gap is None else f"{100 * result.gap:.2f}%"
+    if isinstance(result, HullResponse):
+        rows += [
+            ("Model", f"{sequence_text(result.order, labels)} · area {result.area:.4f}"),
+            (
+                "Exact hull (monotone chain)",
+                f"{sequence_text(result.reference.order, labels)} · "
+                f"area {result.reference.area:.4f}",
+            ),
+            ("Area missed", gap),
+        ]
+    elif isinstance(result, TspResponse):
+        proof = "proven optimal" if result.reference.optimal else "not proven optimal"
+        rows += [
+            ("Model tour length", f"{result.length:.4f}"),
+            (
+                f"Reference: {result.reference.method}",
+                f"{result.reference.length:.4f} ({proof})",
+            ),
+            ("Gap", gap),
+        ]
+    else:
+        rows += [
+            ("Model order", sequence_text(result.order, labels)),
+            ("Sorted order", sequence_text(result.reference.order, labels)),
+            ("Positions wrong", gap),
+        ]
+    decoder = "greedy" if result.decoder == "greedy" else f"beam search, width {result.beam_width}"
+    rows += [
+        ("Decoder", decoder),
+        (
+            "Checkpoint",
+            f"{result.model.name} · {result.model.pointer} pointer · "
+            f"sha256 {result.model.sha256[:12]}…",
+        ),
+        ("Server time", f"{result.server_ms:.1f} ms"),
+    ]
+    return rows
+
+
+def step_rows(result: PointerResponse, labels: Sequence[str]) -> list[dict[str, Any]]:
+    """The accessible table: one row per decoder step, one cell per position."""
+    return [
+        {
+            "number": i + 1,
+            "chosen": labels[step.chosen],
+            "support": step.support_size,
+            "cells": [
+                {"text": probability_text(p), "chosen": j == step.chosen, "zero": p == 0.0}
+                for j, p in enumerate(step.distribution)
+            ],
+        }
+        for i, step in enumerate(result.steps)
+    ]
+
+
+def result_context(result: PointerResponse) -> dict[str, Any]:
+    """Context of templates/partials/pointer/result.html (the board's updatable part)."""
+    labels = position_labels(result)
+    return {
+        "result": result,
+        "data": result.model_dump(mode="json"),
+        "headline": headline(result),
+        "summary": summary_rows(result, labels),
+        "labels": labels,
+        "rows": step_rows(result, labels),
+        "sparse": result.model.pointer != "softmax",
+    }
+
+
+def polygon_path(coords: Sequence[tuple[float, float]], closed: bool) -> str:
+    if not coords:
+        return ""
+    path = "M" + " L".join(f"{x},{y}" for x, y in coords)
+    return path + " Z" if closed else path
+
+
+def points_figure(
+    points: Sequence[Sequence[float]],
+    distribution: Sequence[float] | None,
+    chosen: int | None,
+    path: Sequence[int],
+    closed: bool,
+    frame: float = FRAME,
+) -> dict[str, Any]:
+    """One board drawing: points with halos (probability at one step), a path through
+    chosen points."""
+    scale = frame / FRAME
+    coords = [board_xy(x, y, frame, PAD * scale) for x, y in points]
+    marks = []
+    for i, (x, y) in enumerate(coords):
+        p = distribution[i] if distribution is not None else None
+        marks.append(
+            {
+                "x": x,
+                "y": y,
+                "label": str(i + 1),
+                "p": None if p is None else probability_text(p),
+                "halo": None if p is None else halo_radius(p, HALO_MAX_R * scale),
+                "zero": p == 0.0,
+                "chosen": i == chosen,
+            }
+        )
+    return {
+        "frame": frame,
+        "marks": marks,
+        "point_r": POINT_R,
+        "path": polygon_path([coords[i] for i in path], closed),
+    }
+
+
+def worked_example_context(points: Sequence[Sequence[float]], result: HullResponse) -> dict:
+    """Every step of the hull model on the worked example, as a small figure and bars."""
+    labels = position_labels(result)
+    end = result.end_index
+    steps = []
+    for i, step in enumerate(result.steps):
+        so_far = [c for c in (s.chosen for s in result.steps[: i + 1]) if c != end]
+        steps.append(
+            {
+                "number": i + 1,
+                "chosen": "END" if step.chosen == end else f"P{step.chosen + 1}",
+                "support": step.support_size,
+                "bars": [
+                    {
+                        "label": "END" if j == end else f"P{j + 1}",
+                        "text": probability_text(p),
+                        "width": f"{100 * p:.1f}",
+                        "chosen": j == step.chosen,
+                        "zero": p == 0.0,
+                    }
+                    for j, p in enumerate(step.distribution)
+                ],
+                "figure": points_figure(
+                    points, step.distribution[:end], step.chosen, so_far, step.chosen == end, 200
+                ),
+            }
+        )
+    output = [f"P{c + 1}" if c != end else "END" for c in (s.chosen for s in result.steps)]
+    return {
+        "steps": steps,
+        "output": " → ".join(output),
+        "reference": " → ".join([*(f"P{c + 1}" for c in result.reference.order), "END"]),
+        "correct": result.correct,
+        "summary": summary_rows(result, labels),
+    }
+
+
+def board_figure(inputs: Sequence[Any], result: PointerResponse) -> dict[str, Any]:
+    """The board's first drawing (before any script runs): the inputs, the exact answer, the
+    model's answer and the first step's halos."""
+    first = result.steps[0]
+    if isinstance(result, SortResponse):
+        values = [float(v) for v in inputs]
+        low, high = min(0.0, *values), max(1.0, *values)
+        return {
+            "kind": "line",
+            "marks": [
+                {
+                    "x": line_x(v, low, high),
+                    "label": str(i + 1),
+                    "value": f"{v:g}",
+                    "halo": halo_radius(first.distribution[i]),
+                    "zero": first.distribution[i] == 0.0,
+                    "chosen": i == first.chosen,
+                }
+                for i, v in enumerate(values)
+            ],
+            "ticks": [
+                {"x": line_x(tick, low, high), "text": f"{tick:g}"}
+                for tick in (low + (high - low) * t / 4 for t in range(5))
+            ],
+        }
+    n = result.n
+    model = points_figure(inputs, first.distribution[:n], first.chosen, result.order, True)
+    exact = points_figure(inputs, None, None, result.reference.order, True)
+    return {"kind": "points", **model, "reference_path": exact["path"]}

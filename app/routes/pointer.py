@@ -1,0 +1,75 @@
+"""The pointer-network API: convex hull, travelling salesman and sorting, one decode per call.
+
+JSON by default; with an `HX-Request` header the same response object comes back as the
+board's HTML fragment (templates/partials/pointer/result.html).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+
+from app.pointer_service import solve, task_models
+from app.pointer_views import result_context
+from app.schemas.pointer import (
+    HullResponse,
+    PointerResponse,
+    PointsRequest,
+    SortResponse,
+    Task,
+    TaskModels,
+    TspResponse,
+    ValuesRequest,
+)
+from app.services import ModelUnavailable
+
+router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    422: {"description": "Unusable input; `detail` is a sentence saying what to change."},
+    503: {"description": "The task's checkpoint is missing or corrupt; `detail` says which."},
+}
+
+
+def respond(request: Request, task: Task, body: PointsRequest | ValuesRequest) -> Any:
+    try:
+        result: PointerResponse = solve(request.app.state.registry, task, body)
+    except ModelUnavailable as exc:
+        raise HTTPException(
+            status_code=503, detail=f"The {task} model is unavailable: {exc.reason}."
+        ) from exc
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    if request.headers.get("HX-Request") == "true":
+        return request.app.state.templates.TemplateResponse(
+            request, "partials/pointer/result.html", result_context(result)
+        )
+    return result
+
+
+@router.post("/hull", response_model=HullResponse, responses=ERRORS)
+def convex_hull(body: PointsRequest, request: Request) -> Any:
+    """Decode the convex hull of the points: vertices counter-clockwise, beside the exact hull
+    (monotone chain)."""
+    return respond(request, "hull", body)
+
+
+@router.post("/tsp", response_model=TspResponse, responses=ERRORS)
+def travelling_salesman(body: PointsRequest, request: Request) -> Any:
+    """Decode a closed tour through the points, beside Held–Karp (n ≤ 12, exact) or the best of
+    two classical tours polished by 2-opt."""
+    return respond(request, "tsp", body)
+
+
+@router.post("/sort", response_model=SortResponse, responses=ERRORS)
+def sort_values(body: ValuesRequest, request: Request) -> Any:
+    """Decode the values in ascending order; `model: "entmax15"` uses the sparse pointer."""
+    return respond(request, "sort", body)
+
+
+@router.get("/models", response_model=list[TaskModels])
+def models(request: Request) -> list[TaskModels]:
+    """Each task's pointer variants and whether their checkpoints are present."""
+    registry = request.app.state.registry
+    return [task_models(registry, task) for task in ("hull", "tsp", "sort")]

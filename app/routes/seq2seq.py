@@ -1,0 +1,75 @@
+"""The sparse seq2seq API: inflect a word, translate a sentence, list the options.
+
+A request with the `HX-Request` header gets the HTML fragment the widget swaps in (rendered
+from the same response object); any other request gets JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from app import seq2seq_service as service
+from app.schemas.seq2seq import InflectRequest, OptionsResponse, Seq2SeqResponse, TranslateRequest
+from app.services import ModelRegistry, ModelUnavailable, get_registry
+
+router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
+
+Registry = Annotated[ModelRegistry, Depends(get_registry)]
+RequestT = TypeVar("RequestT", InflectRequest, TranslateRequest)
+
+ERRORS = {
+    422: {"description": "A sentence saying what to change in the request"},
+    503: {"description": "The model for this α is not trained yet or its checkpoint is broken"},
+}
+
+
+def run_or_explain(
+    run: Callable[[ModelRegistry, RequestT], Seq2SeqResponse],
+    registry: ModelRegistry,
+    payload: RequestT,
+) -> Seq2SeqResponse:
+    try:
+        return run(registry, payload)
+    except service.InvalidSeq2SeqInput as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    except ModelUnavailable as exc:
+        raise HTTPException(
+            status_code=503,
+            detail=f"The model “{exc.name}” is unavailable: {exc.reason}.",
+        ) from exc
+
+
+def respond(request: Request, response: Seq2SeqResponse) -> Seq2SeqResponse | HTMLResponse:
+    if request.headers.get("HX-Request") != "true":
+        return response
+    compact = request.query_params.get("compact") == "1"
+    return request.app.state.templates.TemplateResponse(
+        request, "partials/seq2seq/result.html", service.result_view(response, compact)
+    )
+
+
+@router.post("/inflect", response_model=Seq2SeqResponse, responses=ERRORS)
+def inflect(
+    request: Request, payload: InflectRequest, registry: Registry
+) -> Seq2SeqResponse | HTMLResponse:
+    """Inflect a lemma: the n-best forms and, per output character, attention and output
+    distributions with their support sizes."""
+    return respond(request, run_or_explain(service.inflect, registry, payload))
+
+
+@router.post("/translate", response_model=Seq2SeqResponse, responses=ERRORS)
+def translate(
+    request: Request, payload: TranslateRequest, registry: Registry
+) -> Seq2SeqResponse | HTMLResponse:
+    """Translate an English sentence to German: the n-best and the per-subword trace."""
+    return respond(request, run_or_explain(service.translate, registry, payload))
+
+
+@router.get("/options", response_model=OptionsResponse)
+def options(registry: Registry) -> OptionsResponse:
+    """Languages, feature cells per language, trained α values and the examples."""
+    return service.options(registry)

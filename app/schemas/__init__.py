@@ -1,0 +1,1 @@
+"""Request and response models per area: the API contract, with its limits."""

@@ -1,0 +1,181 @@
+"""The sparse seq2seq API contract: inflection and translation requests with their limits, the
+decoding trace they return, and the options the widgets offer.
+
+Limits that depend on a trained model (languages, feature cells, lemma characters, trained α
+values) are checked by app.seq2seq_service against the checkpoints; the limits here are fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_LEMMA_CHARS = 40
+MAX_SENTENCE_WORDS = 30
+MAX_SENTENCE_CHARS = 200
+MAX_BEAM_WIDTH = 16
+MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA = 1.0, 2.0
+DEFAULT_ALPHA = 1.5
+
+Task = Literal["inflection", "translation"]
+
+
+class DecodeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    alpha: float = Field(
+        DEFAULT_ALPHA,
+        allow_inf_nan=False,
+        description="picks the model trained with this α (attention and output); it must be "
+        "one of the trained values listed by GET /api/seq2seq/options",
+        examples=[1.5],
+    )
+    inference_alpha: float | None = Field(
+        None,
+        ge=MIN_INFERENCE_ALPHA,
+        le=MAX_INFERENCE_ALPHA,
+        allow_inf_nan=False,
+        description="decode the model chosen by `alpha` with this α applied to its attention "
+        "and output scores instead of the α it was trained with (1 to 2)",
+        examples=[1.8],
+    )
+    beam_width: int = Field(5, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step")
+
+
+class InflectRequest(DecodeOptions):
+    lemma: str = Field(
+        description=f"the word to inflect, 1-{MAX_LEMMA_CHARS} characters", examples=["swim"]
+    )
+    language: str = Field(max_length=8, description="language code, e.g. en", examples=["en"])
+    features: str = Field(
+        max_length=80, description="UniMorph-style cell, e.g. V;PST", examples=["V;PST"]
+    )
+
+    @field_validator("lemma")
+    @classmethod
+    def lemma_length(cls, lemma: str) -> str:
+        lemma = lemma.strip()
+        if not 1 <= len(lemma) <= MAX_LEMMA_CHARS:
+            raise ValueError(
+                f"The lemma must have 1-{MAX_LEMMA_CHARS} characters; it has {len(lemma)}."
+            )
+        if any(ch.isspace() for ch in lemma):
+            raise ValueError("The lemma must be one word, without spaces.")
+        return lemma
+
+
+class TranslateRequest(DecodeOptions):
+    text: str = Field(
+        description=f"an English sentence: 1-{MAX_SENTENCE_WORDS} words, at most "
+        f"{MAX_SENTENCE_CHARS} characters",
+        examples=["Could not open the file."],
+    )
+
+    @field_validator("text")
+    @classmethod
+    def sentence_size(cls, text: str) -> str:
+        text = " ".join(text.split())
+        words = len(text.split())
+        if not 1 <= words <= MAX_SENTENCE_WORDS or len(text) > MAX_SENTENCE_CHARS:
+            raise ValueError(
+                f"The sentence must have 1-{MAX_SENTENCE_WORDS} words and at most "
+                f"{MAX_SENTENCE_CHARS} characters; it has {words} words and {len(text)} "
+                "characters."
+            )
+        return text
+
+
+class OutputEntry(BaseModel):
+    token: str
+    probability: float
+
+
+class Step(BaseModel):
+    token: str = Field(description="the token the best hypothesis emitted at this step")
+    attention: list[float] = Field(description="attention over the source tokens")
+    attention_support: int = Field(description="source tokens with nonzero attention")
+    output: list[OutputEntry] = Field(
+        description="the output distribution's nonzero entries, most probable first (top 20)"
+    )
+    support_size: int = Field(description="target tokens with nonzero probability")
+
+
+class Hypothesis(BaseModel):
+    text: str
+    tokens: list[str]
+    probability: float
+
+
+class ModelInfo(BaseModel):
+    name: str = Field(description="checkpoint name in checkpoints/manifest.json")
+    sha256: str
+    attention_alpha: float = Field(description="α of the attention mapping in this decoding")
+    output_alpha: float = Field(description="α of the output mapping in this decoding")
+    trained_attention_alpha: float
+    trained_output_alpha: float
+    inference_alpha: float | None = Field(
+        description="the α requested with `inference_alpha`, if any"
+    )
+    note: str | None = Field(
+        description="set when this decoding used an α other than the one the model was trained with"
+    )
+    output_vocab_size: int = Field(description="target tokens the output distribution covers")
+
+
+class Seq2SeqResponse(BaseModel):
+    task: Task
+    hypotheses: list[Hypothesis] = Field(description="the n-best, most probable first")
+    exact: bool = Field(description="the beam held every hypothesis with nonzero probability")
+    covered_mass: float = Field(description="total probability of the n-best")
+    source_tokens: list[str]
+    steps: list[Step] = Field(description="for the best hypothesis, one per output token")
+    model: ModelInfo
+    server_ms: float = Field(description="time spent decoding, in milliseconds")
+
+
+class ModelOption(BaseModel):
+    alpha: float
+    name: str
+    available: bool
+    reason: str | None = Field(description="why the model cannot be served, if it cannot")
+
+
+class InflectionExample(BaseModel):
+    label: str
+    lemma: str
+    language: str
+    features: str
+    why: str
+
+
+class TranslationExample(BaseModel):
+    label: str
+    text: str
+
+
+class InflectionOptions(BaseModel):
+    languages: list[str]
+    features: dict[str, list[str]] = Field(description="the feature cells of each language")
+    characters: dict[str, str] = Field(description="the characters a lemma may use, per language")
+    alphas: list[float] = Field(description="the trained α values (attention = output)")
+    models: list[ModelOption]
+    examples: list[InflectionExample]
+    max_lemma_chars: int = MAX_LEMMA_CHARS
+
+
+class TranslationOptions(BaseModel):
+    source_language: str = "en"
+    target_language: str = "de"
+    alphas: list[float]
+    models: list[ModelOption]
+    examples: list[TranslationExample] = Field(description="sentences from the held-out test split")
+    max_words: int = MAX_SENTENCE_WORDS
+    max_chars: int = MAX_SENTENCE_CHARS
+
+
+class OptionsResponse(BaseModel):
+    inflection: InflectionOptions
+    translation: TranslationOptions
+    beam_width: tuple[int, int] = (1, MAX_BEAM_WIDTH)
+    inference_alpha: tuple[float, float] = (MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA)

@@ -1,0 +1,399 @@
+"""The sparse seq2seq models behind the inflection and translation widgets.
+
+Checkpoints are named `seq2seq-inflect-a<α>` and `seq2seq-translate-a<α>` (attention α = output
+α); the request's `alpha` picks one of them. An `inference_alpha` re-decodes the chosen model
+with another α on both mappings, and the response says so. Everything here runs in FastAPI's
+threadpool (plain `def` endpoints), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from models.seq2seq import UNK, Trace
+from models.tasks.inflection import (
+    InflectionVocab,
+    Inflector,
+    InvalidInflectionInput,
+    inflection_options,
+)
+from models.tasks.translation import InvalidTranslationInput, Translator
+
+from app.schemas.seq2seq import (
+    DEFAULT_ALPHA,
+    InflectionExample,
+    InflectionOptions,
+    InflectRequest,
+    ModelInfo,
+    ModelOption,
+    OptionsResponse,
+    Seq2SeqResponse,
+    Task,
+    TranslateRequest,
+    TranslationExample,
+    TranslationOptions,
+)
+from app.services import ModelRegistry, ModelUnavailable, register_loader
+
+# The α values the deep-dive ships for each task; more appear when their checkpoints exist.
+SHIPPED_ALPHAS = (1.0, 1.5, 2.0)
+COMPARE_ALPHAS = SHIPPED_ALPHAS
+NAME_PREFIX: dict[Task, str] = {"inflection": "seq2seq-inflect-a", "translation": "seq2seq-translate-a"}
+DIAGONAL_NAME = re.compile(r"seq2seq-(inflect|translate)-a\d+(\.\d+)?")
+
+# Held-out lemmas (the "test" side of models.tasks.inflection.lemma_split) that show the cases the
+# deep-dive discusses; tests check that they really are held out and really are such cases.
+INFLECTION_EXAMPLES = (
+    InflectionExample(
+        label="fight → past",
+        lemma="fight",
+        language="en",
+        features="V;PST",
+        why="an irregular English verb: fought, not *fighted",
+    ),
+    InflectionExample(
+        label="Standplatz → plural",
+        lemma="Standplatz",
+        language="de",
+        features="N;NOM;PL",
+        why="a German plural with umlaut: Standplätze",
+    ),
+    InflectionExample(
+        label="vertex → plural",
+        lemma="vertex",
+        language="en",
+        features="N;PL",
+        why="a cell with two valid forms: vertexes and vertices",
+    ),
+    InflectionExample(
+        label="anteponer → past subjunctive",
+        lemma="anteponer",
+        language="es",
+        features="V;SBJV;PST;1;SG",
+        why="Spanish keeps two past subjunctives: antepusiera and antepusiese",
+    ),
+)
+
+# Sentences from the held-out test split of models.tasks.translation (split by source hash).
+TRANSLATION_EXAMPLES = (
+    TranslationExample(label="property name", text="The name of the property"),
+    TranslationExample(label="window size", text="Saving window size and position"),
+    TranslationExample(label="album lookup", text="Could not find this album on MusicBrainz."),
+    TranslationExample(
+        label="separator lines",
+        text="Enter the number of lines to leave between the separators.",
+    ),
+    TranslationExample(
+        label="online accounts (12 words)",
+        text="Connect to your online accounts and decide what to use them for",
+    ),
+)
+
+
+class InvalidSeq2SeqInput(ValueError):
+    """A request a trained model cannot take; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class ServedSeq2Seq:
+    """A loaded checkpoint with what the response reports about it."""
+
+    name: str
+    task: Task
+    sha256: str
+    attn_alpha: float
+    out_alpha: float
+    runner: Inflector | Translator
+
+    @property
+    def output_vocab_size(self) -> int:
+        return self.runner.model.config.tgt_vocab
+
+
+@register_loader("seq2seq")
+def load_seq2seq(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> ServedSeq2Seq:
+    task = entry.get("task")
+    if task == "inflection":
+        runner: Inflector | Translator = Inflector.load(name, checkpoint_dir)
+    elif task == "translation":
+        runner = Translator.load(name, checkpoint_dir)
+    else:
+        raise ValueError(f"seq2seq task {task!r} has no widget")
+    config = entry["config"]
+    return ServedSeq2Seq(
+        name, task, entry["sha256"], float(config["attn_alpha"]), float(config["out_alpha"]), runner
+    )
+
+
+# --- which model a request means -------------------------------------------------------------
+
+
+def model_names(registry: ModelRegistry, task: Task) -> dict[float, str]:
+    """α -> checkpoint name: the shipped α values, and any other diagonal model in the manifest."""
+    names = {alpha: f"{NAME_PREFIX[task]}{alpha:g}" for alpha in SHIPPED_ALPHAS}
+    for name, entry in registry.manifest().items():
+        config = entry.get("config") or {}
+        if (
+            entry.get("family") == "seq2seq"
+            and name.startswith(NAME_PREFIX[task])
+            and DIAGONAL_NAME.fullmatch(name)
+            and config.get("attn_alpha") == config.get("out_alpha")
+            and isinstance(config.get("attn_alpha"), int | float)
+        ):
+            names[float(config["attn_alpha"])] = name
+    return dict(sorted(names.items()))
+
+
+def format_alphas(alphas: list[float]) -> str:
+    return ", ".join(f"{alpha:g}" for alpha in alphas)
+
+
+def served_model(registry: ModelRegistry, task: Task, alpha: float) -> ServedSeq2Seq:
+    """The model trained with `alpha`; InvalidSeq2SeqInput for an α nobody trained,
+    ModelUnavailable for one whose checkpoint is missing or broken."""
+    names = model_names(registry, task)
+    matches = [name for trained, name in names.items() if math.isclose(trained, alpha, abs_tol=1e-6)]
+    if not matches:
+        raise InvalidSeq2SeqInput(
+            f"There is no {task} model trained with α = {alpha:g}; pick one of "
+            f"{format_alphas(list(names))}, or keep one of those and set `inference_alpha` "
+            "to decode it with any α from 1 to 2."
+        )
+    return registry.get(matches[0])
+
+
+# --- decoding ----------------------------------------------------------------------------------
+
+
+def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInfo:
+    attn_alpha = served.attn_alpha if inference_alpha is None else inference_alpha
+    out_alpha = served.out_alpha if inference_alpha is None else inference_alpha
+    differs = not (
+        math.isclose(attn_alpha, served.attn_alpha) and math.isclose(out_alpha, served.out_alpha)
+    )
+    note = None
+    if differs:
+        note = (
+            f"Inference-time α = {inference_alpha:g} on attention and output: this model was "
+            f"trained with α = {served.attn_alpha:g} (attention) and {served.out_alpha:g} "
+            "(output), so these distributions are not the ones it learned."
+        )
+    return ModelInfo(
+        name=served.name,
+        sha256=served.sha256,
+        attention_alpha=attn_alpha,
+        output_alpha=out_alpha,
+        trained_attention_alpha=served.attn_alpha,
+        trained_output_alpha=served.out_alpha,
+        inference_alpha=inference_alpha,
+        note=note,
+        output_vocab_size=served.output_vocab_size,
+    )
+
+
+def trace_response(
+    task: Task, trace: Trace, info: ModelInfo, started: float
+) -> Seq2SeqResponse:
+    body = trace.to_dict()
+    return Seq2SeqResponse(
+        task=task,
+        hypotheses=body["hypotheses"],
+        exact=trace.exact,
+        covered_mass=round(min(trace.covered_mass, 1.0), 6),
+        source_tokens=trace.source_tokens,
+        steps=body["steps"],
+        model=info,
+        server_ms=round((time.perf_counter() - started) * 1000, 2),
+    )
+
+
+def inflect(registry: ModelRegistry, request: InflectRequest) -> Seq2SeqResponse:
+    served = served_model(registry, "inflection", request.alpha)
+    started = time.perf_counter()
+    alpha = request.inference_alpha
+    assert isinstance(served.runner, Inflector)
+    try:
+        trace = served.runner.inflect(
+            request.lemma, request.language, request.features, request.beam_width, alpha, alpha
+        )
+    except InvalidInflectionInput as exc:
+        raise InvalidSeq2SeqInput(str(exc)) from exc
+    return trace_response("inflection", trace, model_info(served, alpha), started)
+
+
+def unknown_characters(translator: Translator, text: str) -> str:
+    """Characters of `text` that the source tokenizer maps to <unk>."""
+    pieces = translator.source_sp.encode(text, out_type=str)
+    unknown = {
+        ch
+        for piece in pieces
+        if translator.source_sp.piece_to_id(piece) == UNK
+        for ch in piece.replace("▁", "")
+    }
+    return "".join(sorted(unknown))
+
+
+def translate(registry: ModelRegistry, request: TranslateRequest) -> Seq2SeqResponse:
+    served = served_model(registry, "translation", request.alpha)
+    started = time.perf_counter()
+    alpha = request.inference_alpha
+    assert isinstance(served.runner, Translator)
+    unknown = unknown_characters(served.runner, request.text)
+    if unknown:
+        raise InvalidSeq2SeqInput(
+            f"The sentence has characters the translation model never saw: {unknown}; "
+            "remove or replace them."
+        )
+    try:
+        trace = served.runner.translate(request.text, request.beam_width, alpha, alpha)
+    except InvalidTranslationInput as exc:
+        raise InvalidSeq2SeqInput(str(exc)) from exc
+    return trace_response("translation", trace, model_info(served, alpha), started)
+
+
+# --- options and the widgets' default figures --------------------------------------------------
+
+
+def model_options(registry: ModelRegistry, task: Task) -> list[ModelOption]:
+    options = []
+    for alpha, name in model_names(registry, task).items():
+        try:
+            registry.get(name)
+        except ModelUnavailable as exc:
+            options.append(ModelOption(alpha=alpha, name=name, available=False, reason=exc.reason))
+        else:
+            options.append(ModelOption(alpha=alpha, name=name, available=True, reason=None))
+    return options
+
+
+def options(registry: ModelRegistry) -> OptionsResponse:
+    try:
+        cells = inflection_options(registry.checkpoint_dir)
+    except (OSError, ValueError, TypeError):
+        cells = {"languages": [], "features": {}, "characters": {}}
+    inflection_models = model_options(registry, "inflection")
+    translation_models = model_options(registry, "translation")
+    return OptionsResponse(
+        inflection=InflectionOptions(
+            **cells,
+            alphas=[option.alpha for option in inflection_models],
+            models=inflection_models,
+            examples=list(INFLECTION_EXAMPLES),
+        ),
+        translation=TranslationOptions(
+            alphas=[option.alpha for option in translation_models],
+            models=translation_models,
+            examples=list(TRANSLATION_EXAMPLES),
+        ),
+    )
+
+
+def default_alpha(models: list[ModelOption]) -> float:
+    """1.5 when that model is available, else the first available one."""
+    available = [option.alpha for option in models if option.available]
+    if not available:
+        reasons = "; ".join(f"α = {o.alpha:g}: {o.reason}" for o in models)
+        raise ModelUnavailable(models[0].name if models else "seq2seq", reasons)
+    return DEFAULT_ALPHA if DEFAULT_ALPHA in available else available[0]
+
+
+_default_cache: dict[tuple[str, str, str], Seq2SeqResponse] = {}
+_default_lock = threading.Lock()
+
+
+def cached_default(
+    registry: ModelRegistry, request: InflectRequest | TranslateRequest
+) -> Seq2SeqResponse:
+    """The widget's first figure, decoded once per checkpoint (the page renders it each visit)."""
+    task: Task = "inflection" if isinstance(request, InflectRequest) else "translation"
+    served = served_model(registry, task, request.alpha)
+    key = (served.name, served.sha256, request.model_dump_json())
+    with _default_lock:
+        if key not in _default_cache:
+            run = inflect if isinstance(request, InflectRequest) else translate
+            _default_cache[key] = run(registry, request)  # type: ignore[arg-type]
+        return _default_cache[key]
+
+
+def inflection_vocab(registry: ModelRegistry) -> InflectionVocab:
+    return InflectionVocab.load(registry.checkpoint_dir)
+
+
+# --- what the fragments draw ----------------------------------------------------------------
+
+HEATMAP_CELL_PX = 26
+LABEL_CHAR = 0.32  # width of one label character, in heatmap cells
+OUTPUT_SHOWN = 8  # output entries drawn per step card (the response keeps up to 20)
+
+
+def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
+    """The attention heatmap's layout in cell units: rows are output steps, columns source
+    tokens; a nonzero weight gets a tint of at least 0.12 so it never looks like an exact 0."""
+    source_chars = max((len(token) for token in response.source_tokens), default=1)
+    output_chars = max((len(step.token) for step in response.steps), default=1)
+    left = LABEL_CHAR * output_chars + 0.5
+    top = LABEL_CHAR * 0.87 * source_chars + 0.5  # column labels are turned 60°
+    width = left + len(response.source_tokens) + LABEL_CHAR * 0.5 * source_chars + 0.3
+    height = top + len(response.steps) + 0.1
+    columns = [
+        {"token": token, "x": left + col + 0.5, "y": top - 0.2}
+        for col, token in enumerate(response.source_tokens)
+    ]
+    rows = [
+        {
+            "token": step.token,
+            "x": left - 0.2,
+            "y": top + row + 0.5,
+            "cells": [
+                {
+                    "source": response.source_tokens[col],
+                    "x": left + col + 0.04,
+                    "y": top + row + 0.04,
+                    "p": p,
+                    "opacity": round(0.12 + 0.88 * p, 3),
+                }
+                for col, p in enumerate(step.attention)
+            ],
+        }
+        for row, step in enumerate(response.steps)
+    ]
+    return {
+        "id": f"s2s-{uuid.uuid4().hex[:8]}",
+        "width": round(width, 2),
+        "height": round(height, 2),
+        "width_px": round(width * HEATMAP_CELL_PX),
+        "columns": columns,
+        "rows": rows,
+    }
+
+
+def result_view(response: Seq2SeqResponse, compact: bool = False) -> dict[str, Any]:
+    """Template context for templates/partials/seq2seq/result.html: the response as it is, plus
+    the heatmap layout and the per-step summaries the figure prints."""
+    steps = response.steps
+    mean_attention = sum(s.attention_support for s in steps) / max(1, len(steps))
+    mean_output = sum(s.support_size for s in steps) / max(1, len(steps))
+    return {
+        "view": {
+            "result": response,
+            "compact": compact,
+            "heatmap": heatmap_view(response),
+            "mean_attention_support": round(mean_attention, 2),
+            "mean_output_support": round(mean_output, 2),
+            "steps": [
+                {
+                    "step": step,
+                    "shown": step.output[:OUTPUT_SHOWN],
+                    "more": step.support_size - len(step.output[:OUTPUT_SHOWN]),
+                }
+                for step in steps
+            ],
+        }
+    }

@@ -1,0 +1,115 @@
+"""Benchmark models/entmax.py against torch.softmax and the reference `entmax` package.
+
+    .venv/bin/python -m bench.entmax [--threads N] [--min-time S] [--rounds R] [--shapes ...]
+
+Runs everything in one process, float32 on the CPU, forward and forward+backward, and prints
+a Markdown table of medians with ratios to softmax and to the reference's counterpart. The
+methods are timed in turn, R rounds over all of them; each reported time is the lowest of its
+R medians, so that a burst of load from other processes on a shared machine hits every method
+alike and is mostly filtered out.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+import entmax as reference
+import torch
+from torch.utils import benchmark
+
+from models.entmax import entmax, entmax15, sparsemax
+
+Mapping = Callable[[torch.Tensor], torch.Tensor]
+
+ALPHA_15 = torch.tensor(1.5)  # a tensor α takes the general (Newton) path, even at 1.5
+
+# name -> (mapping, name of the reference counterpart or None)
+METHODS: dict[str, tuple[Mapping, str | None]] = {
+    "torch.softmax": (lambda x: torch.softmax(x, -1), None),
+    "ref entmax15": (lambda x: reference.entmax15(x, dim=-1), None),
+    "ref sparsemax": (lambda x: reference.sparsemax(x, dim=-1), None),
+    "ref entmax_bisect α=1.5": (lambda x: reference.entmax_bisect(x, 1.5), None),
+    "ref entmax_bisect α=1.3": (lambda x: reference.entmax_bisect(x, 1.3), None),
+    "ours entmax15": (entmax15, "ref entmax15"),
+    "ours sparsemax": (sparsemax, "ref sparsemax"),
+    "ours entmax α=1.5 (general path)": (lambda x: entmax(x, ALPHA_15), "ref entmax_bisect α=1.5"),
+    "ours entmax α=1.3": (lambda x: entmax(x, 1.3), "ref entmax_bisect α=1.3"),
+}
+
+
+def median_seconds(fn: Callable[[], object], min_time: float) -> float:
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn})
+    return timer.blocked_autorange(min_run_time=min_time).median
+
+
+def forward(mapping: Mapping, x: torch.Tensor) -> Callable[[], None]:
+    @torch.no_grad()
+    def run() -> None:
+        mapping(x)
+
+    return run
+
+
+def forward_backward(mapping: Mapping, x: torch.Tensor, grad: torch.Tensor) -> Callable[[], None]:
+    leaf = x.clone().requires_grad_()
+
+    def run() -> None:
+        mapping(leaf).backward(grad)
+        leaf.grad = None
+
+    return run
+
+
+def format_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--min-time", type=float, default=0.5, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over all methods")
+    parser.add_argument("--shapes", default="64x30,256x1000,64x32000")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    shapes = [tuple(int(n) for n in s.split("x")) for s in args.shapes.split(",")]
+
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, CPU, "
+        f"best of {args.rounds} medians\n"
+    )
+    print("| shape | pass | method | median | × softmax | speed-up over reference |")
+    print("|---|---|---|---|---|---|")
+    generator = torch.Generator().manual_seed(0)
+    for shape in shapes:
+        x = torch.randn(shape, generator=generator)
+        grad = torch.randn(shape, generator=generator)
+        for pass_name in ("forward", "forward+backward"):
+            runs = {
+                name: forward(mapping, x)
+                if pass_name == "forward"
+                else forward_backward(mapping, x, grad)
+                for name, (mapping, _) in METHODS.items()
+            }
+            times = dict.fromkeys(METHODS, float("inf"))
+            for _ in range(args.rounds):
+                for name, run in runs.items():
+                    times[name] = min(times[name], median_seconds(run, args.min_time))
+            for name, (_, counterpart) in METHODS.items():
+                ratio = times[name] / times["torch.softmax"]
+                speedup = f"{times[counterpart] / times[name]:.1f}×" if counterpart else ""
+                print(
+                    f"| {shape[0]}×{shape[1]} | {pass_name} | {name} | "
+                    f"{format_time(times[name])} | {ratio:.1f} | {speedup} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

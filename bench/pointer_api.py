@@ -1,0 +1,81 @@
+"""Pointer API latency: server time p50/p95 per task, size and decoder.
+
+    .venv/bin/python bench/pointer_api.py [--repeats 40] [--tasks hull tsp sort]
+                                          [--checkpoint-dir checkpoints]
+
+Each request is a fresh random instance (seeded), sent through the app in-process
+(TestClient), after a warm-up that loads the checkpoints. Two numbers per cell:
+- server: the response's `server_ms` (decode + reference solver + scoring);
+- request: the whole HTTP round trip in-process (validation, the above, JSON encoding).
+Targets (issue 5): n = 50 greedy p50 ≤ 30 ms, beam 8 p50 ≤ 150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+warnings.filterwarnings("ignore", message=".*httpx.*")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from app.main import ROOT, create_app  # noqa: E402
+
+SIZES = (10, 20, 50)
+DECODERS = (("greedy", 1), ("beam", 8))
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return float(np.percentile(samples, q))
+
+
+def body(task: str, n: int, decoder: str, width: int, rng: np.random.Generator) -> dict:
+    inputs = rng.random(n) if task == "sort" else rng.random((n, 2))
+    field = "values" if task == "sort" else "points"
+    return {field: inputs.round(6).tolist(), "decoder": decoder, "beam_width": width}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--tasks", nargs="+", default=["hull", "tsp", "sort"])
+    parser.add_argument("--checkpoint-dir", type=Path, default=ROOT / "checkpoints")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(2015)
+    rows = []
+    with TestClient(create_app(checkpoint_dir=args.checkpoint_dir)) as client:
+        for task in args.tasks:
+            for _ in range(3):  # load the checkpoint, warm the allocator
+                client.post(f"/api/pointer/{task}", json=body(task, 20, "beam", 8, rng))
+            for n in SIZES:
+                for decoder, width in DECODERS:
+                    server, request = [], []
+                    for _ in range(args.repeats):
+                        payload = body(task, n, decoder, width, rng)
+                        start = time.perf_counter()
+                        response = client.post(f"/api/pointer/{task}", json=payload)
+                        request.append((time.perf_counter() - start) * 1000)
+                        response.raise_for_status()
+                        server.append(response.json()["server_ms"])
+                    rows.append((task, n, decoder, width, server, request))
+
+    print(f"Pointer API, {args.repeats} fresh instances per row (times in ms)\n")
+    print("| task | n | decoder | server p50 | server p95 | request p50 | request p95 |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for task, n, decoder, width, server, request in rows:
+        name = "greedy" if decoder == "greedy" else f"beam {width}"
+        print(
+            f"| {task} | {n} | {name} | {statistics.median(server):.1f} | "
+            f"{percentile(server, 95):.1f} | {statistics.median(request):.1f} | "
+            f"{percentile(request, 95):.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

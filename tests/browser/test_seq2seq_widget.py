@@ -1,0 +1,172 @@
+"""The sparse seq2seq widgets in Debian Chromium: type a lemma, drag α, watch the output support
+fall; type a sentence, see its heatmap; compare mode; the state in the URL; screenshots.
+
+The live server serves checkpoints/ (or $PAPERTRACE_CHECKPOINT_DIR): the shipped models.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.browser.conftest import ARTIFACTS, TrackedPage
+
+PAGE = "/papers/sparse-seq2seq"
+INFLECT = "#seq2seq-inflect"
+TRANSLATE = "#seq2seq-translate"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+# A decode on a CPU shared with other jobs can take a few seconds.
+FIGURE_MS = 30_000
+
+
+def open_widget(tracked_page: TrackedPage, selector: str, query: str = "") -> Locator:
+    tracked_page.goto(f"{PAGE}{query}")
+    widget = tracked_page.page.locator(selector)
+    expect(widget).to_have_attribute("data-s2s-ready", "true", timeout=FIGURE_MS)
+    widget.scroll_into_view_if_needed()
+    return widget
+
+
+def figure(widget: Locator) -> Locator:
+    return widget.locator("[data-s2s-single] [data-s2s-result]")
+
+
+def wait_for_figure(widget: Locator, alpha: str, last_source: str) -> Locator:
+    """The single figure once it shows `alpha` for an input whose last source token is given."""
+    result = figure(widget)
+    expect(result).to_have_attribute("data-alpha", alpha, timeout=FIGURE_MS)
+    expect(result.locator(".s2s-col-label").last).to_have_text(last_source, timeout=FIGURE_MS)
+    expect(widget).not_to_have_attribute("data-s2s-busy", "true", timeout=FIGURE_MS)
+    return result
+
+
+def drag_slider(page: Page, slider: Locator, start: float, end: float) -> None:
+    """Press at `start` (0-1 along the track) and drag to `end` with the mouse."""
+    box = slider.bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 2 + (box["width"] - 4) * start, y)
+    page.mouse.down()
+    for step in range(1, 11):
+        fraction = start + (end - start) * step / 10
+        page.mouse.move(box["x"] + 2 + (box["width"] - 4) * fraction, y)
+    page.mouse.up()
+
+
+def query_state(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+
+
+def test_dragging_alpha_from_1_to_2_makes_the_output_support_fall(
+    tracked_page: TrackedPage,
+) -> None:
+    page = tracked_page.page
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator("input[name=lemma]").fill("walk")
+    widget.locator("select[name=language]").select_option("en")
+    widget.locator("select[name=features]").select_option("V;PST")
+    slider = widget.locator("[data-s2s-alpha-slider]")
+
+    drag_slider(page, slider, 0.5, 0.0)
+    softmax = wait_for_figure(widget, "1.0", "k")
+    expect(widget.locator("[data-s2s-readout]")).to_contain_text("α = 1 (softmax)")
+    softmax_support = float(softmax.get_attribute("data-mean-output-support"))
+    vocab_sizes = softmax.locator(".s2s-step-support").all_inner_texts()
+    assert vocab_sizes and all(t.split()[1] == t.split()[-1] for t in vocab_sizes), vocab_sizes
+
+    drag_slider(page, slider, 0.0, 1.0)
+    sparsemax = wait_for_figure(widget, "2.0", "k")
+    sparse_support = float(sparsemax.get_attribute("data-mean-output-support"))
+    assert sparse_support < softmax_support, (softmax_support, sparse_support)
+    shown = float(sparsemax.locator("[data-s2s-output-support]").inner_text())
+    assert shown == sparse_support
+
+    state = query_state(page)
+    assert state["inflect.lemma"] == "walk" and state["inflect.alpha"] == "2"
+    assert state["inflect.features"] == "V;PST"
+    tracked_page.assert_clean()
+
+
+def test_typing_a_sentence_draws_its_heatmap(tracked_page: TrackedPage) -> None:
+    widget = open_widget(tracked_page, TRANSLATE)
+    sentence = "Could not save the selected image."
+    widget.locator("textarea[name=text]").fill(sentence)
+    result = wait_for_figure(widget, "1.5", ".")
+    labels = result.locator(".s2s-col-label").all_text_contents()
+    assert "".join(labels).replace("▁", " ").strip() == sentence
+    rows = result.locator(".s2s-row-label").count()
+    assert rows >= 2
+    assert result.locator(".s2s-heatmap-svg rect title").count() == rows * len(labels)
+    expect(result.locator(".s2s-nbest-item")).not_to_have_count(0)
+    assert query_state(tracked_page.page)["translate.text"] == sentence
+    tracked_page.assert_clean()
+
+
+def test_inference_time_alpha_is_labelled_and_explained(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator("input[name=mode][value=inference]").check()
+    slider = widget.locator("input[name=inference_alpha]")
+    expect(slider).to_be_visible()
+    drag_slider(page, slider, 0.5, 0.9)
+    result = figure(widget)
+    expect(result.locator(".s2s-note")).to_contain_text("trained with α = 1.5", timeout=FIGURE_MS)
+    expect(widget.locator("[data-s2s-readout]")).to_contain_text("inference-time α")
+    assert query_state(page)["inflect.mode"] == "inference"
+    tracked_page.assert_clean()
+
+
+def test_compare_mode_puts_three_alphas_side_by_side_and_survives_a_reload(
+    tracked_page: TrackedPage,
+) -> None:
+    page = tracked_page.page
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator(".s2s-example", has_text="Standplatz").click()
+    widget.locator("input[name=compare]").check()
+    columns = widget.locator(".s2s-compare-column")
+    expect(columns).to_have_count(3, timeout=FIGURE_MS)
+    alphas = [c.locator("[data-s2s-result]").get_attribute("data-alpha") for c in columns.all()]
+    assert alphas == ["1.0", "1.5", "2.0"]
+    expect(widget.locator("[data-s2s-single]")).to_be_hidden()
+
+    page.reload()
+    widget = page.locator(INFLECT)
+    expect(widget.locator(".s2s-compare-column")).to_have_count(3, timeout=FIGURE_MS)
+    expect(widget.locator("input[name=lemma]")).to_have_value("Standplatz")
+    expect(widget.locator("select[name=features]")).to_have_value("N;NOM;PL")
+    expect(widget.locator("input[name=compare]")).to_be_checked()
+    tracked_page.assert_clean()
+
+
+def test_an_unknown_character_shows_the_servers_sentence(tracked_page: TrackedPage) -> None:
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator("input[name=lemma]").fill("w4lk")
+    status = widget.locator("[data-s2s-status]")
+    expect(status).to_contain_text("never saw: 4", timeout=FIGURE_MS)
+    widget.locator("input[name=lemma]").fill("walk")
+    expect(status).to_be_hidden(timeout=FIGURE_MS)
+    assert tracked_page.console_errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshots(tracked_page: TrackedPage, width: int) -> None:
+    page = tracked_page.page
+    page.set_viewport_size({"width": width, "height": 900})
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator(".s2s-example", has_text="vertex").click()
+    drag_slider(page, widget.locator("[data-s2s-alpha-slider]"), 0.5, 1.0)
+    wait_for_figure(widget, "2.0", "x")
+    widget.screenshot(path=SCREENSHOTS / f"seq2seq-inflect-{width}.png")
+    widget.locator("input[name=compare]").check()
+    expect(widget.locator(".s2s-compare-column")).to_have_count(3, timeout=FIGURE_MS)
+    widget.screenshot(path=SCREENSHOTS / f"seq2seq-inflect-compare-{width}.png")
+    translate = page.locator(TRANSLATE)
+    translate.scroll_into_view_if_needed()
+    translate.locator(".s2s-example").last.click()
+    wait_for_figure(translate, "1.5", "▁for")
+    translate.screenshot(path=SCREENSHOTS / f"seq2seq-translate-{width}.png")
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    tracked_page.assert_clean()

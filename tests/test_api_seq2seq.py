@@ -1,0 +1,431 @@
+"""The sparse seq2seq API: /api/seq2seq/inflect, /translate, /options, their htmx fragments,
+their errors, and the widgets' first render.
+
+Most tests serve tiny randomly initialised checkpoints written to a temporary folder with the
+real vocabularies (checkpoints/seq2seq-inflect-vocab.json and the SentencePiece models), so they
+are fast and do not depend on how well the shipped models trained; what they check (fields,
+shapes, limits, α handling, support sizes) holds for any weights. The last class runs against
+the shipped checkpoints when they are present.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import lemminflect
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from app import seq2seq_service
+from app.main import ROOT, create_app
+from models.checkpoints import read_manifest, save_checkpoint
+from models.seq2seq import Config, Seq2Seq
+from models.tasks.inflection import VOCAB_FILE, InflectionVocab, language_tables, lemma_split
+from models.tasks.translation import load_tokenizers, source_split, tokenizer_path
+
+CHECKPOINTS = ROOT / "checkpoints"
+GOLDEN = Path(__file__).parent / "golden"
+ALPHAS = (1.0, 1.5, 2.0)
+TASK_PREFIX = {"inflection": "seq2seq-inflect-a", "translation": "seq2seq-translate-a"}
+SWIM = {"lemma": "swim", "language": "en", "features": "V;PST"}
+SENTENCE = {"text": "Could not open the file."}
+
+
+def copy_vocabularies(target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy(CHECKPOINTS / VOCAB_FILE, target / VOCAB_FILE)
+    for language in ("en", "de"):
+        shutil.copy(tokenizer_path(language), tokenizer_path(language, target))
+
+
+def write_tiny_checkpoints(target: Path) -> None:
+    """Seeded random seq2seq models, one per task and α, with the shipped vocabularies."""
+    copy_vocabularies(target)
+    vocab = InflectionVocab.load(target)
+    source_sp, target_sp = load_tokenizers(target)
+    sizes = {
+        "inflection": (len(vocab.source), len(vocab.target)),
+        "translation": (source_sp.get_piece_size(), target_sp.get_piece_size()),
+    }
+    for task, (src_vocab, tgt_vocab) in sizes.items():
+        for alpha in ALPHAS:
+            torch.manual_seed(0)
+            config = Config(src_vocab, tgt_vocab, emb_dim=16, hidden=32, dropout=0.0)
+            config.attn_alpha = config.out_alpha = alpha
+            entry = {"family": "seq2seq", "task": task, "config": asdict(config)}
+            save_checkpoint(Seq2Seq(config), f"{TASK_PREFIX[task]}{alpha:g}", entry, target)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("seq2seq-tiny")
+    write_tiny_checkpoints(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def api(tiny_dir: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(checkpoint_dir=tiny_dir)) as client:
+        yield client
+
+
+def post(api: TestClient, path: str, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    response = api.post(f"/api/seq2seq/{path}", json=body, **kwargs)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def mean_support(result: dict[str, Any]) -> float:
+    return sum(step["support_size"] for step in result["steps"]) / len(result["steps"])
+
+
+# --- responses -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "body"), [("inflect", SWIM), ("translate", SENTENCE)])
+def test_response_is_a_consistent_trace(api: TestClient, tiny_dir: Path, path: str, body: dict) -> None:
+    result = post(api, path, {**body, "alpha": 1.5, "beam_width": 5})
+    hypotheses = result["hypotheses"]
+    assert 1 <= len(hypotheses) <= 5
+    probabilities = [h["probability"] for h in hypotheses]
+    assert probabilities == sorted(probabilities, reverse=True)
+    assert all(0 <= p <= 1 for p in probabilities)
+    assert math.isclose(result["covered_mass"], min(1.0, sum(probabilities)), abs_tol=1e-5)
+    vocab = result["model"]["output_vocab_size"]
+    for step in result["steps"]:
+        attention = step["attention"]
+        assert len(attention) == len(result["source_tokens"])
+        assert math.isclose(sum(attention), 1, abs_tol=1e-4)
+        assert step["attention_support"] == sum(a > 0 for a in attention)
+        output = [entry["probability"] for entry in step["output"]]
+        assert 1 <= len(output) <= 20 and all(p > 0 for p in output)
+        assert output == sorted(output, reverse=True)
+        assert len(output) <= step["support_size"] <= vocab
+    # one step per emitted token of the best hypothesis, the end-of-sequence token included
+    assert len(result["steps"]) in (len(hypotheses[0]["tokens"]), len(hypotheses[0]["tokens"]) + 1)
+    assert [s["token"] for s in result["steps"]][: len(hypotheses[0]["tokens"])] == hypotheses[0]["tokens"]
+    model = result["model"]
+    manifest = read_manifest(tiny_dir)
+    assert model["sha256"] == manifest[model["name"]]["sha256"]
+    assert result["server_ms"] > 0
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize(("path", "body", "task"), [("inflect", SWIM, "inflection"), ("translate", SENTENCE, "translation")])
+def test_alpha_picks_the_model_trained_with_it(api: TestClient, alpha: float, path: str, body: dict, task: str) -> None:
+    model = post(api, path, {**body, "alpha": alpha})["model"]
+    assert model["name"] == f"{TASK_PREFIX[task]}{alpha:g}"
+    assert model["attention_alpha"] == model["output_alpha"] == alpha
+    assert model["trained_attention_alpha"] == model["trained_output_alpha"] == alpha
+    assert model["inference_alpha"] is None and model["note"] is None
+
+
+@pytest.mark.parametrize(("path", "body"), [("inflect", SWIM), ("translate", SENTENCE)])
+def test_output_support_is_full_under_softmax_and_shrinks_under_sparsemax(api: TestClient, path: str, body: dict) -> None:
+    softmax = post(api, path, {**body, "alpha": 1})
+    sparsemax = post(api, path, {**body, "alpha": 2})
+    vocab = softmax["model"]["output_vocab_size"]
+    assert all(step["support_size"] == vocab for step in softmax["steps"])
+    assert all(step["attention_support"] == len(softmax["source_tokens"]) for step in softmax["steps"])
+    assert mean_support(sparsemax) < vocab
+
+
+def test_inference_alpha_redecodes_the_chosen_model_and_says_so(api: TestClient) -> None:
+    result = post(api, "inflect", {**SWIM, "alpha": 2, "inference_alpha": 1})
+    model = result["model"]
+    assert model["name"] == "seq2seq-inflect-a2"
+    assert (model["attention_alpha"], model["output_alpha"]) == (1, 1)
+    assert (model["trained_attention_alpha"], model["trained_output_alpha"]) == (2, 2)
+    assert model["inference_alpha"] == 1
+    assert "trained with α = 2" in model["note"]
+    # softmax really was applied: every target type keeps nonzero probability
+    assert all(step["support_size"] == model["output_vocab_size"] for step in result["steps"])
+    same = post(api, "inflect", {**SWIM, "alpha": 1.5, "inference_alpha": 1.5})["model"]
+    assert same["inference_alpha"] == 1.5 and same["note"] is None
+
+
+def test_inference_alpha_moves_continuously(api: TestClient) -> None:
+    supports = [
+        mean_support(post(api, "translate", {**SENTENCE, "alpha": 1.5, "inference_alpha": a}))
+        for a in (1.0, 1.3, 2.0)
+    ]
+    assert supports[0] > supports[1] > supports[2]
+
+
+@pytest.mark.parametrize("width", [1, 3, 16])
+def test_beam_width_bounds_the_n_best(api: TestClient, width: int) -> None:
+    hypotheses = post(api, "inflect", {**SWIM, "beam_width": width})["hypotheses"]
+    assert 1 <= len(hypotheses) <= width
+    if width == 1:
+        assert len(hypotheses) == 1
+
+
+def test_lemma_and_sentence_whitespace_is_normalised(api: TestClient) -> None:
+    padded = post(api, "inflect", {**SWIM, "lemma": "  swim "})
+    assert padded["source_tokens"][-4:] == ["s", "w", "i", "m"]
+    spaced = post(api, "translate", {"text": "  Could   not open\tthe file. "})
+    assert spaced["source_tokens"] == post(api, "translate", SENTENCE)["source_tokens"]
+
+
+# --- errors a reader can cause -----------------------------------------------------------------
+
+INFLECT_ERRORS = [
+    ({**SWIM, "lemma": ""}, "1-40 characters; it has 0"),
+    ({**SWIM, "lemma": "a" * 41}, "1-40 characters; it has 41"),
+    ({**SWIM, "lemma": "to swim"}, "one word"),
+    ({**SWIM, "language": "xx"}, "Unknown language 'xx'; allowed: en, de, fr, es, it, pt, ro"),
+    ({**SWIM, "features": "N;FOO"}, "allowed: ADJ;CMPR, ADJ;SPRL, N;PL"),
+    ({**SWIM, "language": "de"}, "are not a cell of 'de'"),
+    ({**SWIM, "lemma": "sw☃m"}, "never saw: ☃; allowed: abcdefghijklmnopqrstuvwxyz"),
+    ({**SWIM, "alpha": 1.3}, "no inflection model trained with α = 1.3; pick one of 1, 1.5, 2"),
+    ({**SWIM, "inference_alpha": 0.5}, "`inference_alpha` must be at least 1"),
+    ({**SWIM, "inference_alpha": 2.5}, "`inference_alpha` must be at most 2"),
+    ({**SWIM, "beam_width": 0}, "`beam_width` must be at least 1"),
+    ({**SWIM, "beam_width": 17}, "`beam_width` must be at most 16"),
+    ({**SWIM, "beam_width": "five"}, "beam_width"),
+    ({"language": "en", "features": "V;PST"}, "needs a `lemma`"),
+    ({**SWIM, "model": "big"}, "`model` is not a field"),
+]
+
+TRANSLATE_ERRORS = [
+    ({"text": "   "}, "1-30 words and at most 200 characters; it has 0 words"),
+    ({"text": " ".join(["word"] * 31)}, "it has 31 words"),
+    ({"text": " ".join(["abcdefghij"] * 19)}, "it has 19 words and 208 characters"),
+    ({"text": "Open the ☃ file"}, "never saw: ☃"),
+    ({**SENTENCE, "alpha": 3}, "no translation model trained with α = 3; pick one of 1, 1.5, 2"),
+    ({**SENTENCE, "beam_width": 99}, "`beam_width` must be at most 16"),
+    ({}, "needs a `text`"),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), INFLECT_ERRORS)
+def test_inflect_errors_are_422_sentences(api: TestClient, body: dict, expected: str) -> None:
+    response = api.post("/api/seq2seq/inflect", json=body)
+    assert response.status_code == 422, response.text
+    assert expected in response.json()["detail"]
+
+
+@pytest.mark.parametrize(("body", "expected"), TRANSLATE_ERRORS)
+def test_translate_errors_are_422_sentences(api: TestClient, body: dict, expected: str) -> None:
+    response = api.post("/api/seq2seq/translate", json=body)
+    assert response.status_code == 422, response.text
+    assert expected in response.json()["detail"]
+
+
+@pytest.mark.parametrize("path", ["inflect", "translate"])
+def test_a_body_that_is_not_json_is_a_422(api: TestClient, path: str) -> None:
+    response = api.post(
+        f"/api/seq2seq/{path}", content=b"lemma=swim", headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert isinstance(response.json()["detail"], str)
+
+
+def test_errors_are_json_sentences_for_htmx_too(api: TestClient) -> None:
+    response = api.post(
+        "/api/seq2seq/inflect", json={**SWIM, "language": "xx"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("Unknown language")
+
+
+@pytest.fixture
+def empty_dir(tmp_path: Path) -> Path:
+    """The vocabularies but no trained model."""
+    copy_vocabularies(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "name"),
+    [("inflect", SWIM, "seq2seq-inflect-a1.5"), ("translate", SENTENCE, "seq2seq-translate-a1.5")],
+)
+def test_a_missing_model_is_a_503_that_says_how_to_train_it(
+    empty_dir: Path, path: str, body: dict, name: str
+) -> None:
+    with TestClient(create_app(checkpoint_dir=empty_dir)) as client:
+        response = client.post(f"/api/seq2seq/{path}", json=body)
+        assert response.status_code == 503
+        detail = response.json()["detail"]
+        assert name in detail and f"python -m models.train {name}" in detail
+        options = client.get("/api/seq2seq/options").json()
+        assert not any(m["available"] for m in options["inflection"]["models"])
+        page = client.get("/papers/sparse-seq2seq")
+        assert page.status_code == 200
+        for widget in ("seq2seq-inflect", "seq2seq-translate"):
+            assert f'data-widget="{widget}"' in page.text  # the error box in its place
+        assert "model is unavailable" in page.text
+
+
+def test_a_corrupt_checkpoint_is_a_503(tiny_dir: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_dir, broken)
+    weights = broken / "seq2seq-inflect-a2.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-16] + bytes(16))
+    with TestClient(create_app(checkpoint_dir=broken)) as client:
+        response = client.post("/api/seq2seq/inflect", json={**SWIM, "alpha": 2})
+        assert response.status_code == 503
+        assert "does not match its manifest entry" in response.json()["detail"]
+        assert client.post("/api/seq2seq/inflect", json={**SWIM, "alpha": 1}).status_code == 200
+        models = client.get("/api/seq2seq/options").json()["inflection"]["models"]
+        assert [m["available"] for m in models] == [True, True, False]
+
+
+# --- options and examples --------------------------------------------------------------------
+
+
+def test_options_list_languages_cells_alphas_and_examples(api: TestClient) -> None:
+    options = api.get("/api/seq2seq/options").json()
+    inflection, translation = options["inflection"], options["translation"]
+    assert inflection["languages"] == ["en", "de", "fr", "es", "it", "pt", "ro"]
+    assert "V;PST" in inflection["features"]["en"] and "N;NOM;PL" in inflection["features"]["de"]
+    assert inflection["alphas"] == translation["alphas"] == [1.0, 1.5, 2.0]
+    assert all(m["available"] and m["reason"] is None for m in inflection["models"])
+    for example in inflection["examples"]:
+        assert example["features"] in inflection["features"][example["language"]]
+        assert set(example["lemma"]) <= set(inflection["characters"][example["language"]])
+        post(api, "inflect", {k: example[k] for k in ("lemma", "language", "features")})
+    for example in translation["examples"]:
+        post(api, "translate", {"text": example["text"]})
+    assert options["beam_width"] == [1, 16] and options["inference_alpha"] == [1.0, 2.0]
+
+
+def test_inflection_examples_are_held_out_and_show_their_case() -> None:
+    examples = {e.lemma: e for e in seq2seq_service.INFLECTION_EXAMPLES}
+    assert all(lemma_split(e.language, e.lemma) == "test" for e in examples.values())
+    # irregular English verb, and a cell with two valid forms (lemminflect is the English source)
+    assert lemminflect.getAllInflections("fight", upos="VERB")["VBD"] == ("fought",)
+    assert set(lemminflect.getAllInflections("vertex", upos="NOUN")["NNS"]) == {"vertexes", "vertices"}
+    for lemma, forms in (("Standplatz", ("Standplätze",)), ("anteponer", ("antepusiera", "antepusiese"))):
+        example = examples[lemma]
+        cell = next(
+            e
+            for e in language_tables(example.language)
+            if e.lemma == lemma and e.features == example.features
+        )
+        assert cell.forms == forms
+
+
+def test_translation_examples_come_from_the_test_split() -> None:
+    for example in seq2seq_service.TRANSLATION_EXAMPLES:
+        assert source_split(example.text) == "test", example.text
+    assert any(len(e.text.split()) == 12 for e in seq2seq_service.TRANSLATION_EXAMPLES)
+
+
+# --- htmx fragments and the page -----------------------------------------------------------
+
+
+def test_htmx_gets_the_figure_fragment(api: TestClient) -> None:
+    body = {"lemma": "Standplatz", "language": "de", "features": "N;NOM;PL", "alpha": 2}
+    json_result = post(api, "inflect", body)
+    response = api.post("/api/seq2seq/inflect", json=body, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    html = response.text
+    assert 'data-alpha="2.0"' in html and "seq2seq-inflect-a2" in html
+    assert html.count('class="s2s-step"') == len(json_result["steps"])
+    cells = len(json_result["steps"]) * len(json_result["source_tokens"])
+    assert html.count("</title></rect>") == cells  # one titled rect per heatmap cell
+    zeros = sum(a == 0 for step in json_result["steps"] for a in step["attention"])
+    assert html.count(": exactly 0</title></rect>") == zeros > 0
+    badge = "exact search" if json_result["exact"] else "not exact"
+    assert badge in html
+    compact = api.post(
+        "/api/seq2seq/inflect?compact=1", json=body, headers={"HX-Request": "true"}
+    ).text
+    assert "s2s-result-compact" in compact and 'class="s2s-step"' not in compact
+
+
+def test_the_note_is_in_the_fragment(api: TestClient) -> None:
+    html = api.post(
+        "/api/seq2seq/translate",
+        json={**SENTENCE, "alpha": 1.5, "inference_alpha": 1.9},
+        headers={"HX-Request": "true"},
+    ).text
+    assert "Inference-time α = 1.9" in html and 'role="note"' in html
+
+
+def test_the_page_renders_both_widgets_with_a_first_figure(api: TestClient) -> None:
+    html = api.get("/papers/sparse-seq2seq").text
+    assert "/static/js/seq2seq-widget.js" in html and "/static/css/seq2seq.css" in html
+    for widget, endpoint in (("seq2seq-inflect", "inflect"), ("seq2seq-translate", "translate")):
+        start = html.index(f'id="{widget}"')
+        block = html[start : html.index("</figure>", start)]
+        assert f'data-endpoint="/api/seq2seq/{endpoint}"' in block
+        assert "data-s2s-result" in block and "s2s-heatmap-svg" in block
+        assert "inference-time α" in block and "Compare α = 1, 1.5, 2" in block
+    assert 'value="fight"' in html  # the default inflection example
+    assert "The name of the property</textarea>" in html
+
+
+# --- golden contracts ------------------------------------------------------------------------
+
+
+def skeleton(value: Any) -> Any:
+    """The JSON's shape: field names and types, with list items merged (they must agree)."""
+    if isinstance(value, dict):
+        return {key: skeleton(item) for key, item in value.items()}
+    if isinstance(value, list):
+        shapes = [skeleton(item) for item in value]
+        assert all(shape == shapes[0] for shape in shapes), shapes
+        return shapes[:1]
+    if value is None:
+        return "null"
+    return {bool: "bool", int: "int", float: "float", str: "str"}[type(value)]
+
+
+GOLDEN_REQUESTS = {
+    "seq2seq_inflect": ("post", "/api/seq2seq/inflect", {**SWIM, "alpha": 1.5, "beam_width": 5}),
+    "seq2seq_translate": ("post", "/api/seq2seq/translate", {**SENTENCE, "alpha": 2, "inference_alpha": 1.7}),
+    "seq2seq_options": ("get", "/api/seq2seq/options", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_REQUESTS))
+def test_golden_contract(api: TestClient, name: str) -> None:
+    """Field names and types are the contract; set UPDATE_GOLDEN=1 to rewrite after a deliberate
+    change."""
+    method, path, body = GOLDEN_REQUESTS[name]
+    response = api.request(method, path, json=body)
+    assert response.status_code == 200, response.text
+    shape = skeleton(response.json())
+    path_golden = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden = {"request": {"method": method.upper(), "path": path, "body": body}, "shape": shape}
+        path_golden.write_text(json.dumps(golden, ensure_ascii=False, indent=1) + "\n")
+    assert json.loads(path_golden.read_text())["shape"] == shape
+
+
+# --- the shipped checkpoints -----------------------------------------------------------------
+
+SHIPPED = [f"{TASK_PREFIX[task]}{alpha:g}" for task in TASK_PREFIX for alpha in ALPHAS]
+shipped_present = all(name in read_manifest(CHECKPOINTS) for name in SHIPPED)
+
+
+@pytest.mark.skipif(not shipped_present, reason="the shipped seq2seq checkpoints are not trained yet")
+class TestShippedCheckpoints:
+    @pytest.fixture(scope="class")
+    def shipped(self) -> Iterator[TestClient]:
+        with TestClient(create_app(checkpoint_dir=CHECKPOINTS)) as client:
+            yield client
+
+    def test_every_shipped_model_answers(self, shipped: TestClient) -> None:
+        for alpha in ALPHAS:
+            inflected = post(shipped, "inflect", {**SWIM, "alpha": alpha})
+            assert inflected["hypotheses"][0]["text"]
+            translated = post(shipped, "translate", {**SENTENCE, "alpha": alpha})
+            assert translated["hypotheses"][0]["text"]
+
+    def test_sparser_alpha_means_smaller_output_support(self, shipped: TestClient) -> None:
+        example = seq2seq_service.INFLECTION_EXAMPLES[0]
+        body = {"lemma": example.lemma, "language": example.language, "features": example.features}
+        supports = [mean_support(post(shipped, "inflect", {**body, "alpha": a})) for a in ALPHAS]
+        assert supports[0] > supports[1] >= supports[2]

@@ -1,0 +1,142 @@
+import numpy as np
+import pytest
+import torch
+
+from models.pointer import (
+    IGNORE_INDEX,
+    Config,
+    PointerNet,
+    beam_candidates,
+    beam_search,
+    greedy,
+    pointer_loss,
+)
+from models.tasks import hull, tsp
+
+
+def _model(**overrides: object) -> PointerNet:
+    torch.manual_seed(0)
+    return PointerNet(Config(hidden=16, **overrides))
+
+
+TASK_CONFIGS = {
+    "hull": {"end_position": True, "glimpse": False, "input_order": "x"},
+    "tsp": {},
+    "sort": {"input_dim": 1},
+    "sort-entmax15": {"input_dim": 1, "pointer": "entmax15"},
+    "sort-sparsemax": {"input_dim": 1, "pointer": "sparsemax"},
+}
+
+
+def _instances(config: Config, batch: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    return rng.random((batch, n)) if config.input_dim == 1 else rng.random((batch, n, 2))
+
+
+@pytest.mark.parametrize("task", TASK_CONFIGS)
+def test_greedy_trace_shapes_and_no_repeats(task: str) -> None:
+    model = _model(**TASK_CONFIGS[task])
+    n, end = 9, model.config.end_position
+    traces = greedy(model, _instances(model.config, 5, n))
+    assert len(traces) == 5
+    for trace in traces:
+        steps = len(trace.chosen)
+        assert trace.distributions.shape == (steps, n + int(end))
+        assert len(trace.support_sizes) == steps
+        assert len(set(trace.chosen)) == steps  # no index chosen twice
+        np.testing.assert_allclose(trace.distributions.sum(axis=1), 1.0, atol=1e-5)
+        picked = trace.distributions[np.arange(steps), trace.chosen]
+        assert trace.log_prob == pytest.approx(float(np.log(picked).sum()), abs=1e-4)
+        assert trace.support_sizes == [int((d > 0).sum()) for d in trace.distributions]
+        if end:
+            assert trace.chosen[-1] == n and n not in trace.order and len(trace.order) >= 3
+            assert all(d[n] == 0 for d in trace.distributions[:3])  # end closed until 3 chosen
+        else:
+            assert sorted(trace.order) == list(range(n))
+        for i, d in enumerate(trace.distributions):  # chosen inputs get exactly zero later
+            assert all(d[c] == 0 for c in trace.chosen[:i])
+        assert [s["chosen"] for s in trace.steps()] == trace.chosen
+
+
+def test_sparse_pointer_has_exact_zeros_and_smaller_support() -> None:
+    model = _model(**TASK_CONFIGS["sort-sparsemax"])
+    with torch.no_grad():
+        model.pointer.v.mul_(50)  # sharp scores, so the sparse mapping leaves some out
+    trace = greedy(model, _instances(model.config, 1, 12))[0]
+    assert min(trace.support_sizes[:-1]) < 12 - 1
+
+
+@pytest.mark.parametrize("task", ["hull", "tsp", "sort"])
+def test_beam_is_at_least_as_probable_as_greedy(task: str) -> None:
+    model = _model(**TASK_CONFIGS[task])
+    for instance in _instances(model.config, 6, 8):
+        g = greedy(model, instance[None])[0]
+        b = beam_search(model, instance, width=4)
+        assert b.log_prob >= g.log_prob - 1e-4
+        assert b.distributions.shape == (len(b.chosen), g.distributions.shape[1])
+        assert len(set(b.chosen)) == len(b.chosen)
+        assert beam_search(model, instance, width=1).chosen == g.chosen
+
+
+def test_beam_rescoring_picks_the_shortest_candidate_tour() -> None:
+    model = _model()
+    points = _instances(model.config, 1, 8)[0]
+    candidates = beam_candidates(model, points, width=6)
+    assert len(candidates) == 6
+    assert [c.log_prob for c in candidates] == sorted(
+        (c.log_prob for c in candidates), reverse=True
+    )
+    best = beam_search(model, points, width=6, rescore=lambda o: tsp.tour_length(points, o))
+    assert tsp.tour_length(points, best.order) == min(
+        tsp.tour_length(points, c.order) for c in candidates
+    )
+
+
+def test_decoding_leaves_the_step_mask_untouched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step gets a fresh mask: none is changed after the step has used it."""
+    model = _model()
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    original = PointerNet.step
+
+    def recording_step(self, memory, dec_in, state, mask):  # type: ignore[no-untyped-def]
+        seen.append((mask, mask.clone()))
+        return original(self, memory, dec_in, state, mask)
+
+    monkeypatch.setattr(PointerNet, "step", recording_step)
+    greedy(model, _instances(model.config, 3, 7))
+    beam_search(model, _instances(model.config, 1, 7)[0], width=3)
+    assert len(seen) == 14
+    assert all(torch.equal(mask, copy) for mask, copy in seen)
+
+
+def test_teacher_forcing_masks_match_decoding() -> None:
+    """The training scores equal the step-by-step scores along the same choices."""
+    model = _model(**TASK_CONFIGS["hull"])
+    points = np.random.default_rng(0).random((1, 10, 2))
+    trace = greedy(model, points)[0]
+    targets = torch.tensor([trace.chosen])
+    with torch.no_grad():
+        probs = torch.softmax(model(torch.tensor(points, dtype=torch.float32), targets), -1)
+    np.testing.assert_allclose(probs[0].numpy(), trace.distributions, atol=1e-5)
+
+
+@pytest.mark.parametrize("mapping", ["softmax", "entmax15", "sparsemax"])
+def test_losses_are_finite_with_masks_and_padding(mapping: str) -> None:
+    model = _model(**{**TASK_CONFIGS["hull"], "pointer": mapping})
+    points, targets = hull.training_batch(np.random.default_rng(0), 6, 10)
+    assert (targets == IGNORE_INDEX).any()  # hull sizes differ, so rows are padded
+    targets = torch.tensor(targets)
+    scores = model(torch.tensor(points, dtype=torch.float32), targets)
+    loss = pointer_loss(mapping, scores, targets)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_input_order_x_does_not_depend_on_the_given_order() -> None:
+    model = _model(**TASK_CONFIGS["hull"])
+    points = np.random.default_rng(3).random((12, 2))
+    perm = np.random.default_rng(4).permutation(12)
+    a = greedy(model, points[None])[0]
+    b = greedy(model, points[perm][None])[0]
+    assert [int(perm[i]) for i in b.order] == a.order

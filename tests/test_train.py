@@ -1,0 +1,105 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from models.checkpoints import CheckpointError, load_model, read_manifest
+from models.pointer import greedy
+from models.train import learning_rate, train
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = "pointer-sort-tiny"
+
+
+def _check_checkpoint(out: Path, steps: int, world: int) -> None:
+    entry = read_manifest(out)[TINY]
+    assert entry["steps"] == steps and entry["world_size"] == world
+    assert entry["family"] == "pointer" and entry["task"] == "sort"
+    assert (out / entry["file"]).stat().st_size == entry["size_bytes"]
+    model, loaded = load_model(TINY, out)
+    assert loaded["sha256"] == entry["sha256"]
+    trace = greedy(model, torch.rand(1, 6).numpy())[0]
+    assert sorted(trace.order) == list(range(6))
+
+
+def test_tiny_training_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
+    out, resume = tmp_path / "ck", tmp_path / "resume"
+    args = [TINY, "--steps", "12", "--validate-every", "5", "--out", str(out)]
+    entry = train([*args, "--resume-dir", str(resume)])
+    assert entry is not None and entry["metrics"]["accuracy_n8"] >= 0.0
+    assert [h["step"] for h in entry["validation_history"]] == [5, 10, 12]
+    _check_checkpoint(out, steps=12, world=1)
+    assert not list(resume.glob("*"))  # a finished run leaves no resume state
+
+
+def test_resume_continues_from_the_saved_step(tmp_path: Path) -> None:
+    out, resume = tmp_path / "ck", tmp_path / "resume"
+    common = ["--validate-every", "4", "--out", str(out), "--resume-dir", str(resume)]
+    train([TINY, "--steps", "8", *common])
+    # pretend the run was cut after step 8 of 12: a saved resume state is picked up
+    assert not list(resume.glob("*"))
+    from models.recipes import get_recipe
+    from models.train import save_resume
+
+    recipe = get_recipe(TINY)
+    model, _ = load_model(TINY, out)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    recipe.loss(model, next(recipe.batches(16, 0, 0, 0))).backward()
+    optimizer.step()
+    save_resume(resume, TINY, model, optimizer, {"step": 8, "elapsed_s": 1.0, "history": []})
+    entry = train([TINY, "--steps", "12", "--resume", *common])
+    assert entry is not None and entry["steps"] == 12
+    assert [h["step"] for h in entry["validation_history"]] == [12]
+
+
+def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
+    out = tmp_path / "ck"
+    train([TINY, "--steps", "2", "--out", str(out), "--resume-dir", str(tmp_path / "r")])
+    with pytest.raises(CheckpointError, match="No checkpoint named 'nope'"):
+        load_model("nope", out)
+    weights = out / f"{TINY}.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    with pytest.raises(CheckpointError, match="does not match its manifest"):
+        load_model(TINY, out)
+    weights.unlink()
+    with pytest.raises(CheckpointError, match="missing"):
+        load_model(TINY, out)
+
+
+def test_learning_rate_schedule() -> None:
+    assert learning_rate(1.0, 0, 10, 0.0) == pytest.approx(0.1)
+    assert learning_rate(1.0, 10, 10, 0.0) == pytest.approx(1.0)
+    assert learning_rate(1.0, 500, 10, 1.0) == pytest.approx(0.05)
+
+
+def test_tiny_training_under_torchrun(tmp_path: Path) -> None:
+    out = tmp_path / "ck"
+    torchrun = Path(sys.executable).parent / "torchrun"
+    command = [
+        str(torchrun),
+        "--nproc_per_node",
+        "2",
+        "--standalone",
+        "-m",
+        "models.train",
+        TINY,
+        "--steps",
+        "6",
+        "--validate-every",
+        "3",
+        "--out",
+        str(out),
+        "--resume-dir",
+        str(tmp_path / "resume"),
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    _check_checkpoint(out, steps=6, world=2)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest[TINY]["instances_seen"] == 6 * 16 * 2
