@@ -12,8 +12,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import FileResponse, Response
-from fastapi.staticfiles import StaticFiles
+from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -22,6 +21,9 @@ from app.assets import PLOTLY_JS, PLOTLY_URL, STATIC_DIR
 from app.content import ContentLibrary
 from app.errors import install_error_handlers
 from app.services import ModelRegistry
+from app.serving import install_serving, warm_up
+from app.settings import ServingSettings
+from app.static_cache import CachedStaticFiles, PrecompressedFile
 from app.widgets import WidgetEnv, WidgetRenderer, load_providers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,15 +45,23 @@ def create_app(
         os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints")
     )
 
+    serving = ServingSettings.from_env()
+    plotly_file = PrecompressedFile(PLOTLY_JS, media_type="text/javascript")
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.library.load()  # broken content files are logged now, not at first visit
+        await warm_up(app, serving, plotly_file)
         yield
 
     app = FastAPI(
         title="PaperTrace",
         summary="Interactive deep-dives into ML papers: read the paper, run the model.",
         lifespan=lifespan,
+        # app/routes/docs.py serves Swagger UI from static/vendor; FastAPI's own pages load it
+        # from a CDN with an inline script, which the CSP (app/security.py) refuses.
+        docs_url=None,
+        redoc_url=None,
     )
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     registry = ModelRegistry(checkpoint_dir)
@@ -65,15 +75,11 @@ def create_app(
 
     @app.get(PLOTLY_URL, include_in_schema=False)
     @app.head(PLOTLY_URL, include_in_schema=False)
-    def plotly_js() -> FileResponse:
-        return FileResponse(
-            PLOTLY_JS,
-            media_type="text/javascript",
-            headers={"Cache-Control": "public, max-age=31536000, immutable"},
-        )
+    def plotly_js(request: Request) -> Response:
+        return plotly_file.response(request)
 
     install_error_handlers(app)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     # Each module in app/routes contributes one APIRouter named `router`.
     for module in pkgutil.iter_modules(routes_package.__path__):
         router_module = importlib.import_module(f"{routes_package.__name__}.{module.name}")
@@ -87,6 +93,7 @@ def create_app(
             request, "404.html", {"path": request.url.path}, status_code=404
         )
 
+    install_serving(app, serving)
     return app
 
 

@@ -98,6 +98,11 @@ def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[s
             ("Sorted order", sequence_text(result.reference.order, labels)),
             ("Positions wrong", gap),
         ]
+    supports = [step.support_size for step in result.steps]
+    if len(supports) <= 25:
+        rows.append(("Pointer support per step", ", ".join(map(str, supports))))
+    else:
+        rows.append(("Mean pointer support", f"{sum(supports) / len(supports):.1f} positions"))
     decoder = "greedy" if result.decoder == "greedy" else f"beam search, width {result.beam_width}"
     rows += [
         ("Decoder", decoder),
@@ -184,19 +189,19 @@ def points_figure(
 
 def worked_example_context(points: Sequence[Sequence[float]], result: HullResponse) -> dict:
     """Every step of the hull model on the worked example, as a small figure and bars."""
-    labels = position_labels(result)
     end = result.end_index
+    labels = [f"P{i + 1}" for i in range(end)] + ["END"]
     steps = []
     for i, step in enumerate(result.steps):
         so_far = [c for c in (s.chosen for s in result.steps[: i + 1]) if c != end]
         steps.append(
             {
                 "number": i + 1,
-                "chosen": "END" if step.chosen == end else f"P{step.chosen + 1}",
+                "chosen": labels[step.chosen],
                 "support": step.support_size,
                 "bars": [
                     {
-                        "label": "END" if j == end else f"P{j + 1}",
+                        "label": labels[j],
                         "text": probability_text(p),
                         "width": f"{100 * p:.1f}",
                         "chosen": j == step.chosen,
@@ -209,11 +214,13 @@ def worked_example_context(points: Sequence[Sequence[float]], result: HullRespon
                 ),
             }
         )
-    output = [f"P{c + 1}" if c != end else "END" for c in (s.chosen for s in result.steps)]
+    chosen = [step.chosen for step in result.steps]
+    target = [*result.reference.order, end]
     return {
         "steps": steps,
-        "output": " → ".join(output),
-        "reference": " → ".join([*(f"P{c + 1}" for c in result.reference.order), "END"]),
+        "output": sequence_text(chosen, labels),
+        "reference": sequence_text(target, labels),
+        "canonical": chosen == target,
         "correct": result.correct,
         "summary": summary_rows(result, labels),
     }

@@ -17,14 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.seq2seq import UNK, Trace
-from models.tasks.inflection import (
-    InflectionVocab,
-    Inflector,
-    InvalidInflectionInput,
-    inflection_options,
-)
-from models.tasks.translation import InvalidTranslationInput, Translator
+import torch
 
 from app.schemas.seq2seq import (
     DEFAULT_ALPHA,
@@ -41,11 +34,27 @@ from app.schemas.seq2seq import (
     TranslationOptions,
 )
 from app.services import ModelRegistry, ModelUnavailable, register_loader
+from models.seq2seq import UNK, Trace
+from models.tasks.inflection import (
+    InflectionVocab,
+    Inflector,
+    InvalidInflectionInput,
+    inflection_options,
+)
+from models.tasks.translation import InvalidTranslationInput, Translator
+
+# One intra-op thread per decode (as in app.pointer_service): requests already run in parallel
+# threads, and on a busy CPU two torch threads per step spin against each other (measured: a
+# 12-word translation 0.4 s with one thread, 8 s with two, under load).
+torch.set_num_threads(1)
 
 # The α values the deep-dive ships for each task; more appear when their checkpoints exist.
 SHIPPED_ALPHAS = (1.0, 1.5, 2.0)
 COMPARE_ALPHAS = SHIPPED_ALPHAS
-NAME_PREFIX: dict[Task, str] = {"inflection": "seq2seq-inflect-a", "translation": "seq2seq-translate-a"}
+NAME_PREFIX: dict[Task, str] = {
+    "inflection": "seq2seq-inflect-a",
+    "translation": "seq2seq-translate-a",
+}
 DIAGONAL_NAME = re.compile(r"seq2seq-(inflect|translate)-a\d+(\.\d+)?")
 
 # Held-out lemmas (the "test" side of models.tasks.inflection.lemma_split) that show the cases the
@@ -159,7 +168,9 @@ def served_model(registry: ModelRegistry, task: Task, alpha: float) -> ServedSeq
     """The model trained with `alpha`; InvalidSeq2SeqInput for an α nobody trained,
     ModelUnavailable for one whose checkpoint is missing or broken."""
     names = model_names(registry, task)
-    matches = [name for trained, name in names.items() if math.isclose(trained, alpha, abs_tol=1e-6)]
+    matches = [
+        name for trained, name in names.items() if math.isclose(trained, alpha, abs_tol=1e-6)
+    ]
     if not matches:
         raise InvalidSeq2SeqInput(
             f"There is no {task} model trained with α = {alpha:g}; pick one of "
@@ -198,9 +209,7 @@ def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInf
     )
 
 
-def trace_response(
-    task: Task, trace: Trace, info: ModelInfo, started: float
-) -> Seq2SeqResponse:
+def trace_response(task: Task, trace: Trace, info: ModelInfo, started: float) -> Seq2SeqResponse:
     body = trace.to_dict()
     return Seq2SeqResponse(
         task=task,

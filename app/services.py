@@ -48,12 +48,16 @@ class ModelUnavailable(RuntimeError):
 
 
 class ModelRegistry:
-    """Loads each model on first use and keeps it; failures are not cached, so a checkpoint
-    that appears later (a training run finishing) is picked up without a restart."""
+    """Loads each model once and keeps it. A model that fails to load (missing file, sha256
+    mismatch, unknown family) is disabled with one log line, and that failure is remembered
+    until the manifest or the weights file changes: readers' requests neither re-hash a corrupt
+    file nor repeat the log line, and a checkpoint that appears later (a training run
+    finishing) is picked up without a restart."""
 
     def __init__(self, checkpoint_dir: Path) -> None:
         self.checkpoint_dir = checkpoint_dir
         self._models: dict[str, Any] = {}
+        self._failures: dict[str, tuple[tuple[int, ...], ModelUnavailable]] = {}
         self._lock = threading.Lock()
 
     def manifest(self) -> dict[str, dict[str, Any]]:
@@ -71,21 +75,67 @@ class ModelRegistry:
         with self._lock:
             if name in self._models:
                 return self._models[name]
-            entry = self.manifest().get(name)
-            if entry is None:
-                raise ModelUnavailable(
-                    name, f"no checkpoint yet; train it with `python -m models.train {name}`"
-                )
-            loader = LOADERS.get(str(entry.get("family")))
-            if loader is None:
-                raise ModelUnavailable(name, f"no loader for family {entry.get('family')!r}")
+            fingerprint = self._fingerprint(name)
+            failure = self._failures.get(name)
+            if failure is not None and failure[0] == fingerprint:
+                raise failure[1]
             try:
-                model = loader(self.checkpoint_dir, name, entry)
-            except Exception as exc:
-                logger.exception("loading checkpoint %s failed", name)
-                raise ModelUnavailable(name, str(exc)) from exc
+                model = self._load(name)
+            except ModelUnavailable as exc:
+                self._failures[name] = (fingerprint, exc)
+                logger.error("model %s disabled: %s", name, exc.reason)
+                raise
+            self._failures.pop(name, None)
             self._models[name] = model
             return model
+
+    def _load(self, name: str) -> Any:
+        entry = self.manifest().get(name)
+        if entry is None:
+            raise ModelUnavailable(
+                name, f"no checkpoint yet (train it with: python -m models.train {name})"
+            )
+        loader = LOADERS.get(str(entry.get("family")))
+        if loader is None:
+            raise ModelUnavailable(name, f"no loader for family {entry.get('family')!r}")
+        try:
+            return loader(self.checkpoint_dir, name, entry)
+        except Exception as exc:
+            raise ModelUnavailable(name, str(exc) or type(exc).__name__) from exc
+
+    def _fingerprint(self, name: str) -> tuple[int, ...]:
+        """Changes when the manifest or the model's weights file is written or removed."""
+        stamps: list[int] = []
+        for path in (
+            self.checkpoint_dir / "manifest.json",
+            self.checkpoint_dir / f"{name}.safetensors",
+        ):
+            try:
+                stat = path.stat()
+                stamps += [stat.st_mtime_ns, stat.st_size]
+            except OSError:
+                stamps += [-1, -1]
+        return tuple(stamps)
+
+    def warm(self) -> None:
+        """Load every model in the manifest now (start-up), so no reader waits for a load;
+        a model that fails is disabled and logged, and the others still load."""
+        for name in self.manifest():
+            try:
+                self.get(name)
+            except ModelUnavailable:
+                pass
+
+    def readiness(self) -> tuple[list[str], dict[str, str]]:
+        """(loaded models, {unavailable model: reason}) over the manifest's entries."""
+        loaded, unavailable = [], {}
+        for name in sorted(self.manifest()):
+            try:
+                self.get(name)
+                loaded.append(name)
+            except ModelUnavailable as exc:
+                unavailable[name] = exc.reason
+        return loaded, unavailable
 
     def loaded(self) -> list[str]:
         return sorted(self._models)

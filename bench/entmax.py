@@ -1,17 +1,20 @@
 """Benchmark models/entmax.py against torch.softmax and the reference `entmax` package.
 
-    .venv/bin/python -m bench.entmax [--threads N] [--min-time S] [--rounds R] [--shapes ...]
+    .venv/bin/python -m bench.entmax [--threads N] [--clock wall|cpu] [--rounds R] [--shapes ...]
 
 Runs everything in one process, float32 on the CPU, forward and forward+backward, and prints
 a Markdown table of medians with ratios to softmax and to the reference's counterpart. The
 methods are timed in turn, R rounds over all of them; each reported time is the lowest of its
 R medians, so that a burst of load from other processes on a shared machine hits every method
-alike and is mostly filtered out.
+alike and is mostly filtered out. `--clock cpu` times with the process's CPU clock instead of
+the wall clock: on a machine shared with other busy processes it leaves out the time this one
+spends waiting for a core (with several threads it adds up their CPU time).
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 
 import entmax as reference
@@ -38,8 +41,8 @@ METHODS: dict[str, tuple[Mapping, str | None]] = {
 }
 
 
-def median_seconds(fn: Callable[[], object], min_time: float) -> float:
-    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn})
+def median_seconds(fn: Callable[[], object], min_time: float, clock: Callable[[], float]) -> float:
+    timer = benchmark.Timer(stmt="fn()", globals={"fn": fn}, timer=clock)
     return timer.blocked_autorange(min_run_time=min_time).median
 
 
@@ -74,15 +77,17 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="rounds over all methods")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     parser.add_argument("--shapes", default="64x30,256x1000,64x32000")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     shapes = [tuple(int(n) for n in s.split("x")) for s in args.shapes.split(",")]
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
 
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, CPU, "
-        f"best of {args.rounds} medians\n"
+        f"{args.clock} clock, best of {args.rounds} medians\n"
     )
     print("| shape | pass | method | median | × softmax | speed-up over reference |")
     print("|---|---|---|---|---|---|")
@@ -100,7 +105,7 @@ def main() -> None:
             times = dict.fromkeys(METHODS, float("inf"))
             for _ in range(args.rounds):
                 for name, run in runs.items():
-                    times[name] = min(times[name], median_seconds(run, args.min_time))
+                    times[name] = min(times[name], median_seconds(run, args.min_time, clock))
             for name, (_, counterpart) in METHODS.items():
                 ratio = times[name] / times["torch.softmax"]
                 speedup = f"{times[counterpart] / times[name]:.1f}×" if counterpart else ""

@@ -48,14 +48,21 @@ _NEWTON_BOUND_ITERS = 3  # steps on the levels that only need a lower bound
 # Layout helpers: every solver below works on a 2-D (rows, d) tensor, reducing over the last dim.
 
 
+def _is_last(x: Tensor, dim: int) -> bool:
+    return dim in (-1, x.dim() - 1)
+
+
 def _to_rows(x: Tensor, dim: int) -> Tensor:
     """(..., d at `dim`, ...) -> (rows, d); a view when `dim` is already last."""
+    if _is_last(x, dim):
+        return x.reshape(-1, x.shape[-1])
     return x.movedim(dim, -1).reshape(-1, x.shape[dim])
 
 
 def _from_rows(rows: Tensor, like: Tensor, dim: int) -> Tensor:
-    moved_shape = like.movedim(dim, -1).shape
-    return rows.reshape(moved_shape).movedim(-1, dim)
+    if _is_last(like, dim):
+        return rows.reshape(like.shape)
+    return rows.reshape(like.movedim(dim, -1).shape).movedim(-1, dim)
 
 
 _ALL_MASKED = (
@@ -271,6 +278,9 @@ class _Sparse:
 
 def _sparse_forward(z: Tensor, alpha: Tensor | float) -> tuple[Tensor, Tensor, _Sparse]:
     """(p, τ, sparse p) for α > 1 on (rows, d); α a float or a (rows, 1) tensor."""
+    if z.shape[0] == 0:
+        empty = torch.zeros_like(z)
+        return empty, z.new_zeros((0, 1)), _Sparse(empty.to(torch.float64), None)
     z = z.contiguous()
     # z̃ = scale * z; a python float where possible keeps the small ops cheap
     scale = alpha - 1 if isinstance(alpha, float) else alpha.to(torch.float64) - 1
@@ -467,8 +477,10 @@ def entmax_with_tau(x: Tensor, alpha: float | Tensor, dim: int = -1) -> tuple[Te
         elif alpha == 1.5:
             p, tau = _Entmax15Function.apply(_to_rows(x, dim))
         else:
-            alpha_rows = x.new_full((1, 1), float(alpha)).expand(_to_rows(x, dim).shape[0], 1)
-            p, tau = _EntmaxAlphaFunction.apply(_to_rows(x, dim), alpha_rows)
+            rows = _to_rows(x, dim)
+            # float64 keeps α exact; no gradient flows to a python float
+            alpha_rows = torch.full((rows.shape[0], 1), float(alpha), dtype=torch.float64)
+            p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows)
         return _from_rows(p, x, dim), _from_rows(tau, x.narrow(dim, 0, 1), dim)
 
     if bool((alpha < 1).any()):
@@ -567,10 +579,11 @@ def entmax_loss(
     r"""Fenchel–Young α-entmax loss (Peters et al. 2019, §3; Blondel et al. 2020).
 
     $$L_\alpha(x; y) = (p - e_y)^\top x + H^T_\alpha(p), \qquad p = \alpha\text{-entmax}(x),$$
-    with gradient $p - e_y$. It is zero exactly when $x_y \ge x_j + 1/(\alpha-1)$ for all
-    $j \ne y$ (then p is one-hot on y). `x` is (..., classes) and `target` (...) holds class
-    indices; positions whose target equals `ignore_index` contribute 0. `reduction` is 'none'
-    (shape of `target`), 'sum', or 'mean' (over the positions not ignored).
+    with gradient $p - e_y$. For α > 1 it is zero exactly when $x_y \ge x_j + 1/(\alpha-1)$
+    for all $j \ne y$ (then p is one-hot on y); at α = 1 it is the cross-entropy. `x` is
+    (..., classes) and `target` (...) holds class indices; positions whose target equals
+    `ignore_index` contribute 0. `reduction` is 'none' (shape of `target`), 'sum', or 'mean'
+    (over the positions not ignored).
     """
     if reduction not in ("none", "sum", "mean"):
         raise ValueError(f"reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
@@ -596,11 +609,9 @@ def entmax_loss(
         return loss.reshape(target.shape)
     if reduction == "sum":
         return loss.sum()
-    return (
-        loss.sum() / (y.numel() - int(ignored.sum()))
-        if y.numel() > int(ignored.sum())
-        else loss.sum()
-    )
+    kept = y.numel() - int(ignored.sum())
+    # With every position ignored, the mean of nothing is taken as 0 rather than NaN.
+    return loss.sum() / max(kept, 1)
 
 
 def sparsemax_loss(

@@ -37,6 +37,12 @@ class Config:
     hidden: int = 128
     bidirectional: bool = True  # the inputs are a set: let every encoding see all of them
     glimpse: bool = True
+    # add the glimpse read to the decoder state instead of replacing it, so the pointer's
+    # query keeps the decoder state while the (initially uniform) glimpse learns to focus
+    glimpse_residual: bool = False
+    # add the input embedding to the encoder outputs: the pointer then sees each input's
+    # position directly, not only through the LSTM
+    embedding_skip: bool = False
     end_position: bool = False  # hull: a learned end-of-output position at index n
     min_before_end: int = 3
     pointer: str = "softmax"  # softmax | entmax15 | sparsemax
@@ -127,14 +133,18 @@ class PointerNet(nn.Module):
         if self.config.input_order == "x":
             perm = inputs[..., 0].argsort(dim=1)  # (B, n)
             inputs = inputs.gather(1, perm[..., None].expand_as(inputs))
-        out, (h, c) = self.encoder(self.embed(inputs))  # out (B, n, H or 2H); h, c (dirs, B, H)
+        embedded = self.embed(inputs)  # (B, n, H)
+        out, (h, c) = self.encoder(embedded)  # out (B, n, H or 2H); h, c (dirs, B, H)
         if self.config.input_order == "x":
-            back = perm.argsort(dim=1)[..., None].expand_as(out)
-            out = out.gather(1, back)  # (B, n, H or 2H), in input order again
+            back = perm.argsort(dim=1)[..., None]
+            out = out.gather(1, back.expand_as(out))  # (B, n, H or 2H), in input order again
+            embedded = embedded.gather(1, back.expand_as(embedded))
         if self.config.bidirectional:
             out = self.merge_outputs(out)
             h = self.merge_h(torch.cat([h[0], h[1]], dim=-1))[None]  # (1, B, H)
             c = self.merge_c(torch.cat([c[0], c[1]], dim=-1))[None]
+        if self.config.embedding_skip:
+            out = out + embedded
         if self.config.end_position:
             out = torch.cat([out, self.end.expand(out.shape[0], 1, -1)], dim=1)  # (B, n+1, H)
         ref_glimpse = self.glimpse.w_ref(out) if self.config.glimpse else None
@@ -145,7 +155,8 @@ class PointerNet(nn.Module):
         query = dec
         if self.config.glimpse:
             g = self.glimpse.scores(memory.ref_glimpse, dec).masked_fill(mask, -math.inf)
-            query = torch.softmax(g, dim=-1) @ memory.ref_glimpse  # (B, T, H)
+            read = torch.softmax(g, dim=-1) @ memory.ref_glimpse  # (B, T, H)
+            query = dec + read if self.config.glimpse_residual else read
         return self.pointer.scores(memory.ref_pointer, query).masked_fill(mask, -math.inf)
 
     def initial_mask(self, batch: int, n: int) -> torch.Tensor:

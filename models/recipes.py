@@ -19,6 +19,7 @@ from models.tasks.inflection import InflectionRecipe
 from models.tasks.translation import TranslationRecipe
 from models.train import Recipe, TrainDefaults
 
+LABEL_RELOAD_STEPS = 250
 POINTER_OPTIMIZER_NOTE = (
     "Adam instead of the paper's SGD (lr 1.0): it reaches a good model in far fewer steps, "
     "which is what a CPU budget of minutes needs."
@@ -52,7 +53,8 @@ class PointerRecipe:
             "sort": "fresh values uniform in [0,1) every batch; target: ascending order",
             "tsp": "cached labelled instances (data/tsp-labels: Held–Karp for n ≤ 14, OR-Tools "
             "guided local search 30 ms beyond), augmented by the square's 8 symmetries and "
-            "random relabelling; target: canonical tour",
+            "random relabelling; target: canonical tour; label rounds generated during training "
+            "are picked up every 250 steps",
         }
         return {
             "n_range": [self.min_n, self.max_n],
@@ -62,10 +64,10 @@ class PointerRecipe:
         }
 
     def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Iterator[Any]:
-        if self.task == "tsp" and not self._tsp_labels:
-            self._tsp_labels.update(tsp.load_labels())
         step = start_step
         while True:
+            if self.task == "tsp" and (not self._tsp_labels or step % LABEL_RELOAD_STEPS == 0):
+                self._tsp_labels.update(tsp.load_labels())  # rounds still being generated join
             rng = instance_rng("train", seed, rank, step)
             n = int(rng.integers(self.min_n, self.max_n + 1))
             if self.task == "hull":
@@ -129,11 +131,24 @@ def _pointer(
     return lambda: PointerRecipe(name, task, config, defaults, n[0], n[1], val)
 
 
+def _inflect_medium(alpha: float) -> Recipe:
+    """SIGMORPHON's medium setting: 1,000 training cells per language."""
+    name = f"seq2seq-inflect-medium-a{alpha:g}"
+    return InflectionRecipe(name, alpha, setting="medium", steps=2000, time_budget_min=8)
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-hull": _pointer(
         "pointer-hull",
         "hull",
-        Config(input_dim=2, hidden=128, glimpse=False, end_position=True, input_order="x"),
+        Config(
+            input_dim=2,
+            hidden=128,
+            glimpse_residual=True,
+            embedding_skip=True,
+            end_position=True,
+            input_order="x",
+        ),
         TrainDefaults(steps=40000, batch_size=128, lr=2e-3, validate_every=250, time_budget_min=50),
         (5, 50),
         (50,),
@@ -141,7 +156,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-tsp": _pointer(
         "pointer-tsp",
         "tsp",
-        Config(input_dim=2, hidden=128),
+        Config(input_dim=2, hidden=128, glimpse_residual=True, embedding_skip=True),
         TrainDefaults(steps=40000, batch_size=128, lr=2e-3, validate_every=250, time_budget_min=35),
         (5, 20),
         (20,),
@@ -165,6 +180,9 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-a1": lambda: InflectionRecipe("seq2seq-inflect-a1", 1.0),
     "seq2seq-inflect-a1.5": lambda: InflectionRecipe("seq2seq-inflect-a1.5", 1.5),
     "seq2seq-inflect-a2": lambda: InflectionRecipe("seq2seq-inflect-a2", 2.0),
+    "seq2seq-inflect-medium-a1": lambda: _inflect_medium(1.0),
+    "seq2seq-inflect-medium-a1.5": lambda: _inflect_medium(1.5),
+    "seq2seq-inflect-medium-a2": lambda: _inflect_medium(2.0),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),

@@ -50,6 +50,21 @@ def alpha_map(scores: torch.Tensor, alpha: float, dim: int = -1) -> torch.Tensor
     return entmax(scores, alpha, dim=dim)
 
 
+def output_distribution(logits: torch.Tensor, alpha: float, top_k: int = 64) -> torch.Tensor:
+    """alpha_map over a large vocabulary, solved on each row's top-k scores when that is exact.
+
+    If the k-th largest score gets probability 0 on the slice, every score outside the slice
+    (all smaller) is outside the support too, so the slice's solution is the full one.
+    """
+    if alpha == 1.0 or logits.shape[-1] <= 2 * top_k:
+        return alpha_map(logits, alpha)
+    top_scores, top_index = logits.topk(top_k, dim=-1)  # (rows, k)
+    p_top = alpha_map(top_scores, alpha)
+    if bool((p_top[:, -1] > 0).any()):
+        return alpha_map(logits, alpha)
+    return torch.zeros_like(logits).scatter(-1, top_index, p_top)
+
+
 def fenchel_young_loss(
     logits: torch.Tensor, target: torch.Tensor, alpha: float, top_k: int = 128
 ) -> torch.Tensor:
@@ -271,20 +286,21 @@ def beam_search(
         k = len(live)
         prev = torch.tensor([h.tokens[-1] if h.tokens else BOS for h in live])
         logits, attention, state = model.step(prev, state, memory.expand(k), attn_alpha)
-        probs = alpha_map(logits, out_alpha)  # (k, vocab)
+        probs = output_distribution(logits, out_alpha)  # (k, vocab)
         attentions.append(attention)
         outputs.append(probs)
+        # Only each row's `width` most probable tokens can enter the beam.
+        top_p, top_token = probs.topk(min(width, probs.shape[1]), dim=-1)  # (k, width)
         scores = torch.tensor([h.log_prob for h in live], dtype=torch.float64)[:, None]
-        scores = scores + probs.double().log()  # (k, vocab); -inf where the probability is 0
-        flat = scores.flatten()
-        nonzero = int(torch.isfinite(flat).sum())
+        scores = scores + top_p.double().log()  # -inf where the probability is 0
+        nonzero = int((probs > 0).sum())  # continuations with nonzero probability
         take = min(width - len(finished), nonzero)
         exact &= nonzero <= take
-        best, index = flat.topk(take)
-        vocab = probs.shape[1]
+        best, index = scores.flatten().topk(take)
         survivors = []
         for log_prob, flat_index in zip(best.tolist(), index.tolist(), strict=True):
-            row, token = divmod(flat_index, vocab)
+            row, column = divmod(flat_index, top_p.shape[1])
+            token = int(top_token[row, column])
             parent = live[row]
             if token == EOS:
                 finished.append(BeamHypothesis(parent.tokens, log_prob, True, parent.rows + [row]))

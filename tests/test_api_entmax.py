@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 
 import entmax as reference
+import httpx
 import pytest
 import torch
 from fastapi.testclient import TestClient
@@ -23,7 +25,7 @@ SCORES = [0.2, 1.4, 0.5, 0.8, 0.3, 2.0, -0.5]
 
 
 @pytest.fixture(scope="module")
-def api() -> TestClient:
+def api() -> Iterator[TestClient]:
     with TestClient(create_app()) as client:
         yield client
 
@@ -152,7 +154,7 @@ BAD_RAW_BODIES = {
 }
 
 
-def assert_sentence(response, fragment: str) -> None:
+def assert_sentence(response: httpx.Response, fragment: str) -> None:
     assert response.status_code == 422, response.text
     detail = response.json()["detail"]
     assert isinstance(detail, str), detail

@@ -91,7 +91,9 @@ def mean_support(result: dict[str, Any]) -> float:
 
 
 @pytest.mark.parametrize(("path", "body"), [("inflect", SWIM), ("translate", SENTENCE)])
-def test_response_is_a_consistent_trace(api: TestClient, tiny_dir: Path, path: str, body: dict) -> None:
+def test_response_is_a_consistent_trace(
+    api: TestClient, tiny_dir: Path, path: str, body: dict
+) -> None:
     result = post(api, path, {**body, "alpha": 1.5, "beam_width": 5})
     hypotheses = result["hypotheses"]
     assert 1 <= len(hypotheses) <= 5
@@ -110,8 +112,9 @@ def test_response_is_a_consistent_trace(api: TestClient, tiny_dir: Path, path: s
         assert output == sorted(output, reverse=True)
         assert len(output) <= step["support_size"] <= vocab
     # one step per emitted token of the best hypothesis, the end-of-sequence token included
-    assert len(result["steps"]) in (len(hypotheses[0]["tokens"]), len(hypotheses[0]["tokens"]) + 1)
-    assert [s["token"] for s in result["steps"]][: len(hypotheses[0]["tokens"])] == hypotheses[0]["tokens"]
+    best = hypotheses[0]["tokens"]
+    assert len(result["steps"]) in (len(best), len(best) + 1)
+    assert [step["token"] for step in result["steps"]][: len(best)] == best
     model = result["model"]
     manifest = read_manifest(tiny_dir)
     assert model["sha256"] == manifest[model["name"]]["sha256"]
@@ -119,8 +122,13 @@ def test_response_is_a_consistent_trace(api: TestClient, tiny_dir: Path, path: s
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
-@pytest.mark.parametrize(("path", "body", "task"), [("inflect", SWIM, "inflection"), ("translate", SENTENCE, "translation")])
-def test_alpha_picks_the_model_trained_with_it(api: TestClient, alpha: float, path: str, body: dict, task: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "body", "task"),
+    [("inflect", SWIM, "inflection"), ("translate", SENTENCE, "translation")],
+)
+def test_alpha_picks_the_model_trained_with_it(
+    api: TestClient, alpha: float, path: str, body: dict, task: str
+) -> None:
     model = post(api, path, {**body, "alpha": alpha})["model"]
     assert model["name"] == f"{TASK_PREFIX[task]}{alpha:g}"
     assert model["attention_alpha"] == model["output_alpha"] == alpha
@@ -129,12 +137,16 @@ def test_alpha_picks_the_model_trained_with_it(api: TestClient, alpha: float, pa
 
 
 @pytest.mark.parametrize(("path", "body"), [("inflect", SWIM), ("translate", SENTENCE)])
-def test_output_support_is_full_under_softmax_and_shrinks_under_sparsemax(api: TestClient, path: str, body: dict) -> None:
+def test_output_support_is_full_under_softmax_and_shrinks_under_sparsemax(
+    api: TestClient, path: str, body: dict
+) -> None:
     softmax = post(api, path, {**body, "alpha": 1})
     sparsemax = post(api, path, {**body, "alpha": 2})
     vocab = softmax["model"]["output_vocab_size"]
     assert all(step["support_size"] == vocab for step in softmax["steps"])
-    assert all(step["attention_support"] == len(softmax["source_tokens"]) for step in softmax["steps"])
+    assert all(
+        step["attention_support"] == len(softmax["source_tokens"]) for step in softmax["steps"]
+    )
     assert mean_support(sparsemax) < vocab
 
 
@@ -303,8 +315,14 @@ def test_inflection_examples_are_held_out_and_show_their_case() -> None:
     assert all(lemma_split(e.language, e.lemma) == "test" for e in examples.values())
     # irregular English verb, and a cell with two valid forms (lemminflect is the English source)
     assert lemminflect.getAllInflections("fight", upos="VERB")["VBD"] == ("fought",)
-    assert set(lemminflect.getAllInflections("vertex", upos="NOUN")["NNS"]) == {"vertexes", "vertices"}
-    for lemma, forms in (("Standplatz", ("Standplätze",)), ("anteponer", ("antepusiera", "antepusiese"))):
+    assert set(lemminflect.getAllInflections("vertex", upos="NOUN")["NNS"]) == {
+        "vertexes",
+        "vertices",
+    }
+    for lemma, forms in (
+        ("Standplatz", ("Standplätze",)),
+        ("anteponer", ("antepusiera", "antepusiese")),
+    ):
         example = examples[lemma]
         cell = next(
             e
@@ -384,7 +402,11 @@ def skeleton(value: Any) -> Any:
 
 GOLDEN_REQUESTS = {
     "seq2seq_inflect": ("post", "/api/seq2seq/inflect", {**SWIM, "alpha": 1.5, "beam_width": 5}),
-    "seq2seq_translate": ("post", "/api/seq2seq/translate", {**SENTENCE, "alpha": 2, "inference_alpha": 1.7}),
+    "seq2seq_translate": (
+        "post",
+        "/api/seq2seq/translate",
+        {**SENTENCE, "alpha": 2, "inference_alpha": 1.7},
+    ),
     "seq2seq_options": ("get", "/api/seq2seq/options", None),
 }
 
@@ -410,7 +432,9 @@ SHIPPED = [f"{TASK_PREFIX[task]}{alpha:g}" for task in TASK_PREFIX for alpha in 
 shipped_present = all(name in read_manifest(CHECKPOINTS) for name in SHIPPED)
 
 
-@pytest.mark.skipif(not shipped_present, reason="the shipped seq2seq checkpoints are not trained yet")
+@pytest.mark.skipif(
+    not shipped_present, reason="the shipped seq2seq checkpoints are not trained yet"
+)
 class TestShippedCheckpoints:
     @pytest.fixture(scope="class")
     def shipped(self) -> Iterator[TestClient]:

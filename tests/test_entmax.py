@@ -120,6 +120,16 @@ def test_all_masked_row_raises(alpha):
         entmax(x, alpha)
 
 
+@pytest.mark.parametrize("alpha", [1.0, 1.3, 1.5, 2.0])
+def test_empty_batch(alpha):
+    for width in (10, 1000):
+        x = torch.empty(0, width, requires_grad=True)
+        p = entmax(x, alpha)
+        assert p.shape == (0, width)
+        p.sum().backward()
+        assert x.grad.shape == (0, width)
+
+
 def test_alpha_below_one_raises():
     with pytest.raises(ValueError, match="alpha must be >= 1"):
         entmax(torch.randn(2, 3), 0.5)

@@ -20,8 +20,13 @@ def _model(**overrides: object) -> PointerNet:
 
 
 TASK_CONFIGS = {
-    "hull": {"end_position": True, "glimpse": False, "input_order": "x"},
-    "tsp": {},
+    "hull": {
+        "end_position": True,
+        "glimpse_residual": True,
+        "embedding_skip": True,
+        "input_order": "x",
+    },
+    "tsp": {"glimpse_residual": True, "embedding_skip": True},
     "sort": {"input_dim": 1},
     "sort-entmax15": {"input_dim": 1, "pointer": "entmax15"},
     "sort-sparsemax": {"input_dim": 1, "pointer": "sparsemax"},

@@ -19,6 +19,7 @@ from models.seq2seq import (
     fenchel_young_loss,
     greedy_decode,
     length_bucketed_batches,
+    output_distribution,
     pad_batch,
 )
 
@@ -107,6 +108,14 @@ def test_top_k_loss_equals_the_full_loss(alpha: float, scale: float) -> None:
     (full_grad,) = torch.autograd.grad(full, logits)
     assert torch.allclose(fast, full, rtol=1e-5)
     assert torch.allclose(fast_grad, full_grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0])
+@pytest.mark.parametrize("scale", [0.1, 30.0])  # wide support (full solve) and narrow (top-k)
+def test_output_distribution_equals_the_full_mapping(alpha: float, scale: float) -> None:
+    torch.manual_seed(2)
+    logits = torch.randn(5, 3000) * scale
+    assert torch.allclose(output_distribution(logits, alpha), alpha_map(logits, alpha), atol=1e-7)
 
 
 def exhaustive(model: Seq2Seq, source: list[int], max_len: int) -> tuple[dict, bool]:

@@ -16,6 +16,7 @@ FRAGMENT = "partials/entmax/result.html"
 @router.post(
     "/entmax",
     response_model=EntmaxResponse,
+    summary="α-entmax of a score vector",
     responses={
         200: {"content": {"text/html": {}}, "description": "JSON, or with `HX-Request` HTML"},
         422: {"description": '`{"detail": "<a sentence saying what to change>"}`'},

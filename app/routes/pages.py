@@ -1,4 +1,4 @@
-"""HTML pages: the library, the deep-dives, and the health check."""
+"""HTML pages: the library and the deep-dives."""
 
 from __future__ import annotations
 
@@ -56,8 +56,3 @@ def paper_page(request: Request, slug: str) -> HTMLResponse:
             "assets": page_assets(widget_needs(paper.widgets)),
         },
     )
-
-
-@get_and_head("/healthz")
-def healthz() -> dict[str, str]:
-    return {"status": "ok"}

@@ -107,7 +107,10 @@ class PointerResponse(BaseModel):
     order: list[int] = Field(description="input indices in output order, no end marker")
     steps: list[PointerStep]
     valid: bool
-    correct: bool = Field(description="same answer as the reference")
+    correct: bool = Field(
+        description="hull: the same polygon as the exact hull; tsp: a tour no longer than the "
+        "reference; sort: values in ascending order"
+    )
     gap: float | None
     model: ModelInfo
     server_ms: float = Field(

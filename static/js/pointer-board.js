@@ -130,8 +130,7 @@
         ? this.inputs.join(",")
         : this.inputs.map(([x, y]) => `${x},${y}`).join(";");
       params.set(this.param(), encoded);
-      const decoder =
-        this.options.decoder === "beam" ? `beam${this.options.beam_width}` : "greedy";
+      const decoder = this.options.decoder === "beam" ? `beam${this.options.beam_width}` : "greedy";
       params.set(this.param("decoder"), decoder);
       if (this.options.model) params.set(this.param("model"), this.options.model);
       params.set(this.param("step"), String(this.step + 1));
@@ -295,7 +294,10 @@
     applyTyped() {
       const text = this.el.typed.value.trim();
       if (this.isSort) {
-        const values = text.split(/[\s,;]+/).filter(Boolean).map(Number);
+        const values = text
+          .split(/[\s,;]+/)
+          .filter(Boolean)
+          .map(Number);
         if (values.some((v) => !Number.isFinite(v))) {
           this.showError("Type numbers only, separated by commas or spaces.");
           return;
@@ -305,7 +307,10 @@
         const points = [];
         for (const [i, line] of text.split("\n").entries()) {
           if (!line.trim()) continue;
-          const pair = line.split(/[\s,;]+/).filter(Boolean).map(Number);
+          const pair = line
+            .split(/[\s,;]+/)
+            .filter(Boolean)
+            .map(Number);
           if (pair.length !== 2 || pair.some((v) => !Number.isFinite(v))) {
             this.showError(`Line ${i + 1} should hold two numbers, x and y.`);
             return;
@@ -546,7 +551,11 @@
         return;
       }
       if (this.showExact) {
-        svg("path", { class: "pb-reference", d: this.pathThrough(result.reference.order, true) }, reference);
+        svg(
+          "path",
+          { class: "pb-reference", d: this.pathThrough(result.reference.order, true) },
+          reference,
+        );
       }
       const closed = this.task === "tsp" || result.valid;
       svg("path", { class: "pb-model is-whole", d: this.pathThrough(result.order, closed) }, model);
@@ -563,14 +572,28 @@
       if (this.showExact) {
         result.reference.order.forEach((index, slot) => {
           const x = this.lineX(this.inputs[index]);
-          svg("line", { class: "pb-reference", x1: x, y1: y0, x2: this.slotX(slot), y2: y1 }, reference);
+          svg(
+            "line",
+            { class: "pb-reference", x1: x, y1: y0, x2: this.slotX(slot), y2: y1 },
+            reference,
+          );
         });
       }
       const sorted = result.reference.order.map((i) => this.inputs[i]);
       result.order.forEach((index, slot) => {
         const x = this.lineX(this.inputs[index]);
         const wrong = this.inputs[index] !== sorted[slot];
-        const link = svg("line", { class: `pb-link${wrong ? " is-wrong" : ""}`, x1: x, y1: y0, x2: this.slotX(slot), y2: y1 }, model);
+        const link = svg(
+          "line",
+          {
+            class: `pb-link${wrong ? " is-wrong" : ""}`,
+            x1: x,
+            y1: y0,
+            x2: this.slotX(slot),
+            y2: y1,
+          },
+          model,
+        );
         link.dataset.slot = slot;
         const box = svg("g", { class: `pb-slot${wrong ? " is-wrong" : ""}` }, model);
         box.dataset.slot = slot;
@@ -602,18 +625,17 @@
         mark.dataset.index = index;
         svg("circle", { class: "pb-grab", cx: x, cy: y, r: 14 }, mark);
         svg("circle", { cx: x, cy: y, r: POINT_R }, mark);
-        const text = svg(
-          "text",
-          this.isSort ? { x, y: y - 16 } : { x, y, dx: 8, dy: -8 },
-          mark,
-        );
+        const text = svg("text", this.isSort ? { x, y: y - 16 } : { x, y, dx: 8, dy: -8 }, mark);
         text.textContent = String(index + 1);
       });
       if (!this.isSort) {
         // the answer paths follow the points while they are dragged
         const whole = this.el.svg.querySelector(".pb-model.is-whole");
         if (whole && this.result && this.result.n === this.inputs.length) {
-          whole.setAttribute("d", this.pathThrough(this.result.order, this.task === "tsp" || this.result.valid));
+          whole.setAttribute(
+            "d",
+            this.pathThrough(this.result.order, this.task === "tsp" || this.result.valid),
+          );
         }
       }
       if (focused !== null) this.focusMark(Math.min(focused, this.inputs.length - 1));
@@ -639,14 +661,36 @@
       step.distribution.forEach((p, index) => {
         if (index >= this.inputs.length) return;
         const [x, y] = this.position(index);
-        const halo = svg("circle", { class: `pb-halo${p === 0 ? " is-zero" : ""}`, cx: x, cy: y, r: p === 0 ? POINT_R + 4 : haloRadius(p) }, halos);
+        const halo = svg(
+          "circle",
+          {
+            class: `pb-halo${p === 0 ? " is-zero" : ""}`,
+            cx: x,
+            cy: y,
+            r: p === 0 ? POINT_R + 4 : haloRadius(p),
+          },
+          halos,
+        );
         halo.dataset.p = p;
       });
       if (this.task === "hull") {
         // the end position, drawn in the corner with its own halo
         const p = step.distribution[result.n];
-        const end = svg("g", { class: `pb-end${step.chosen === result.n ? " is-chosen" : ""}` }, halos);
-        svg("circle", { class: `pb-halo${p === 0 ? " is-zero" : ""}`, cx: FRAME - 44, cy: 44, r: p === 0 ? POINT_R + 4 : haloRadius(p) }, end);
+        const end = svg(
+          "g",
+          { class: `pb-end${step.chosen === result.n ? " is-chosen" : ""}` },
+          halos,
+        );
+        svg(
+          "circle",
+          {
+            class: `pb-halo${p === 0 ? " is-zero" : ""}`,
+            cx: FRAME - 44,
+            cy: 44,
+            r: p === 0 ? POINT_R + 4 : haloRadius(p),
+          },
+          end,
+        );
         const text = svg("text", { x: FRAME - 44, y: 48 }, end);
         text.textContent = "END";
       }
@@ -657,7 +701,8 @@
         .slice(0, this.step + 1)
         .map((s) => s.chosen)
         .filter((c) => c < result.n);
-      if (this.progressPath) this.progressPath.setAttribute("d", this.pathThrough(chosenSoFar, false));
+      if (this.progressPath)
+        this.progressPath.setAttribute("d", this.pathThrough(chosenSoFar, false));
       for (const slot of el.svg.querySelectorAll("[data-slot]")) {
         slot.classList.toggle("is-done", Number(slot.dataset.slot) <= this.step);
       }
@@ -681,7 +726,9 @@
         return;
       }
       target.hidden = false;
-      const labels = result.steps[0].distribution.map((_, j) => (j === result.n ? "END" : String(j + 1)));
+      const labels = result.steps[0].distribution.map((_, j) =>
+        j === result.n ? "END" : String(j + 1),
+      );
       // exact zeros become gaps, so a sparse pointer's zeros read as blank, not as "small"
       const z = result.steps.map((s) => s.distribution.map((p) => (p === 0 ? null : p)));
       const ink = cssColor(this.root, "--ink", "#1d1f23");
@@ -713,9 +760,18 @@
         paper_bgcolor: "rgba(0,0,0,0)",
         plot_bgcolor: "rgba(0,0,0,0)",
         font: { color: ink, size: 11 },
-        title: { text: "Pointer probability per step (blank = exactly 0)", font: { size: 12 }, x: 0 },
-        xaxis: { title: { text: "input position" }, type: "category", tickfont: { size: 10 } },
-        yaxis: { autorange: "reversed", type: "category", tickfont: { size: 10 } },
+        title: {
+          text: "Pointer probability per step (blank = exactly 0)",
+          font: { size: 12 },
+          x: 0,
+        },
+        xaxis: {
+          title: { text: "input position" },
+          type: "category",
+          tickfont: { size: 10 },
+          showgrid: false,
+        },
+        yaxis: { autorange: "reversed", type: "category", tickfont: { size: 10 }, showgrid: false },
         shapes: this.heatmapShapes(result),
       };
       Plotly.react(target, data, layout, { displayModeBar: false, responsive: true });

@@ -73,8 +73,6 @@ def test_dragging_alpha_from_1_to_2_makes_the_output_support_fall(
     softmax = wait_for_figure(widget, "1.0", "k")
     expect(widget.locator("[data-s2s-readout]")).to_contain_text("α = 1 (softmax)")
     softmax_support = float(softmax.get_attribute("data-mean-output-support"))
-    vocab_sizes = softmax.locator(".s2s-step-support").all_inner_texts()
-    assert vocab_sizes and all(t.split()[1] == t.split()[-1] for t in vocab_sizes), vocab_sizes
 
     drag_slider(page, slider, 0.0, 1.0)
     sparsemax = wait_for_figure(widget, "2.0", "k")
@@ -147,7 +145,9 @@ def test_an_unknown_character_shows_the_servers_sentence(tracked_page: TrackedPa
     expect(status).to_contain_text("never saw: 4", timeout=FIGURE_MS)
     widget.locator("input[name=lemma]").fill("walk")
     expect(status).to_be_hidden(timeout=FIGURE_MS)
-    assert tracked_page.console_errors == []
+    # Chromium logs the 422 response itself; nothing else may go wrong
+    assert all("status of 422" in error for error in tracked_page.console_errors)
+    assert tracked_page.foreign_requests == []
 
 
 @pytest.mark.parametrize("width", [1280, 390])

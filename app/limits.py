@@ -1,0 +1,174 @@
+"""Limits that protect the workers: request body size, a per-client rate on /api/*, and the
+number of torch threads each worker uses.
+
+Both middlewares are plain ASGI, so they act before FastAPI reads or parses anything. The rate
+limiter keeps its buckets in process memory: it is a soft guard against one runaway client, not a
+quota. With N workers (or N replicas) each keeps its own buckets, so a client that the load
+balancer spreads over them gets up to N times the configured rate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from fastapi import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+API_PREFIX = "/api/"
+
+
+async def send_json_error(
+    send: Send, status: int, detail: str, headers: dict[str, str] | None = None
+) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    raw_headers += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def too_large_sentence(limit: int, size: int | None = None) -> str:
+    told = f"is {size:,} bytes" if size is not None else "is longer than that"
+    return (
+        f"The request body {told}; this server accepts at most {limit:,} bytes. "
+        "Send fewer points or values, or a shorter text."
+    )
+
+
+class BodySizeLimit:
+    """413 for a body over `max_bytes`: at once when Content-Length says so, otherwise as soon
+    as the streamed body passes the limit (chunked uploads carry no length)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await send_json_error(send, 413, too_large_sentence(self.max_bytes, declared))
+            return
+
+        received = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    # FastAPI re-raises HTTPException from body reading; the app's handler
+                    # turns it into the same JSON 413 as above.
+                    raise HTTPException(413, too_large_sentence(self.max_bytes))
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except HTTPException as exc:
+            # Routes outside FastAPI's body reading (e.g. a raw endpoint) end up here.
+            if exc.status_code != 413 or started:
+                raise
+            await send_json_error(send, 413, str(exc.detail))
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope["headers"]:
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+@dataclass
+class TokenBucket:
+    tokens: float
+    updated: float
+
+
+class RateLimiter:
+    """Token buckets keyed by client: each holds up to `burst` requests and refills at
+    `rate_per_s`. Single-threaded use (the event loop), so no lock."""
+
+    # Past this many clients, buckets that have refilled completely are dropped: a full
+    # bucket is the same as no bucket, so forgetting it changes no decision.
+    PRUNE_AT = 10_000
+
+    def __init__(
+        self, rate_per_s: float, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate_per_s = rate_per_s
+        self.burst = burst
+        self.clock = clock
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def acquire(self, client: str) -> float:
+        """Take one token for `client`: 0.0 if allowed, else seconds until one is available."""
+        now = self.clock()
+        bucket = self.buckets.get(client)
+        if bucket is None:
+            if len(self.buckets) >= self.PRUNE_AT:
+                self._prune(now)
+            bucket = self.buckets[client] = TokenBucket(float(self.burst), now)
+        else:
+            elapsed = max(0.0, now - bucket.updated)
+            bucket.tokens = min(float(self.burst), bucket.tokens + elapsed * self.rate_per_s)
+            bucket.updated = now
+        if bucket.tokens >= 1.0:
+            bucket.tokens -= 1.0
+            return 0.0
+        return (1.0 - bucket.tokens) / self.rate_per_s
+
+    def _prune(self, now: float) -> None:
+        full_after = self.burst / self.rate_per_s
+        self.buckets = {
+            client: bucket
+            for client, bucket in self.buckets.items()
+            if now - bucket.updated < full_after
+        }
+
+
+class RateLimit:
+    """429 with Retry-After on /api/* for a client over its rate. Pages and static files are
+    not limited: they are cheap and cached, and a page view must never fail."""
+
+    def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
+        self.app = app
+        self.limiter = limiter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+            client = scope.get("client")
+            wait_s = self.limiter.acquire(client[0] if client else "unknown")
+            if wait_s > 0:
+                retry_after = max(1, math.ceil(wait_s))
+                detail = (
+                    "Too many requests from your address in a short time; "
+                    f"wait {retry_after} s and try again."
+                )
+                await send_json_error(send, 429, detail, {"Retry-After": str(retry_after)})
+                return
+        await self.app(scope, receive, send)
+
+
+def set_torch_threads(threads: int) -> None:
+    """Intra-op threads for this process; the value from $PAPERTRACE_TORCH_THREADS."""
+    torch.set_num_threads(threads)

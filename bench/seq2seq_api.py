@@ -1,0 +1,96 @@
+"""Sparse seq2seq API latency: server time p50/p95 per task and α, beam 5.
+
+    .venv/bin/python bench/seq2seq_api.py [--repeats 30] [--checkpoint-dir checkpoints]
+
+Requests go through the app in-process (TestClient) after a warm-up that loads every
+checkpoint. Inputs cycle through 12-character lemmas (five languages) and 12-word sentences from
+the translation test split. Two numbers per cell:
+- server: the response's `server_ms` (beam search and the per-step trace);
+- request: the whole HTTP round trip in-process (validation, the above, JSON encoding).
+Targets (issue 7): inflection p50 ≤ 50 ms, translation p50 ≤ 150 ms (server time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+warnings.filterwarnings("ignore", message=".*httpx.*")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from app.main import ROOT, create_app  # noqa: E402
+
+ALPHAS = (1.0, 1.5, 2.0)
+BEAM = 5
+TARGET_MS = {"inflect": 50.0, "translate": 150.0}
+LEMMAS = (  # 12 characters each
+    {"lemma": "overestimate", "language": "en", "features": "V;PST"},
+    {"lemma": "photographer", "language": "en", "features": "N;PL"},
+    {"lemma": "Sonnenschirm", "language": "de", "features": "N;DAT;PL"},
+    {"lemma": "déconseiller", "language": "fr", "features": "V;IND;PRS;3;PL"},
+    {"lemma": "reconsiderar", "language": "es", "features": "V;IND;FUT;1;SG"},
+)
+SENTENCES = (  # 12 words each, from the held-out test split
+    "Apply list of forbidden characters to the beginning and end of lines",
+    "Connect to your online accounts and decide what to use them for",
+    "Increase to make the eraser drag behind, as if slowed by inertia",
+    "Maximal scale of refinement points to be used for the interpolation mesh",
+)
+
+
+def inputs(task: str) -> itertools.cycle:
+    if task == "inflect":
+        return itertools.cycle(LEMMAS)
+    return itertools.cycle({"text": text} for text in SENTENCES)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--checkpoint-dir", type=Path, default=ROOT / "checkpoints")
+    args = parser.parse_args()
+
+    rows = []
+    with TestClient(create_app(checkpoint_dir=args.checkpoint_dir)) as client:
+        for task in ("inflect", "translate"):
+            for alpha in ALPHAS:
+                source = inputs(task)
+                for _ in range(3):  # load the checkpoint, warm the allocator
+                    client.post(f"/api/seq2seq/{task}", json={**next(source), "alpha": alpha})
+                server, request, steps = [], [], []
+                for _ in range(args.repeats):
+                    payload = {**next(source), "alpha": alpha, "beam_width": BEAM}
+                    start = time.perf_counter()
+                    response = client.post(f"/api/seq2seq/{task}", json=payload)
+                    request.append((time.perf_counter() - start) * 1000)
+                    response.raise_for_status()
+                    result = response.json()
+                    server.append(result["server_ms"])
+                    steps.append(len(result["steps"]))
+                rows.append((task, alpha, server, request, statistics.mean(steps)))
+
+    print(f"Sparse seq2seq API, beam {BEAM}, {args.repeats} requests per row (times in ms)\n")
+    print(
+        "| task | α | output steps (mean) | server p50 | server p95 | request p50 "
+        "| request p95 | target p50 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for task, alpha, server, request, steps in rows:
+        p50 = statistics.median(server)
+        verdict = "met" if p50 <= TARGET_MS[task] else "missed"
+        print(
+            f"| {task} | {alpha:g} | {steps:.1f} | {p50:.1f} | {np.percentile(server, 95):.1f} | "
+            f"{statistics.median(request):.1f} | {np.percentile(request, 95):.1f} | "
+            f"≤ {TARGET_MS[task]:.0f} ({verdict}) |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""The pointer boards on the Pointer Networks deep-dive, in Debian Chromium.
+
+Clicks points onto the hull board, waits for the server's answer, checks that the polygons
+drawn are the ones the API returns (and the true hull of the clicked points), replays the
+decoding with the step slider, edits points (drag, right-click, Delete key), restores a board
+from its URL, uses the TSP and sorting boards, and saves screenshots at desktop and phone width.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from app.main import ROOT
+from app.pointer_service import CHECKPOINTS
+from models.checkpoints import read_manifest
+from models.tasks import hull
+from tests.browser.conftest import ARTIFACTS, TrackedPage
+
+SCREENSHOTS = ARTIFACTS / "screenshots"
+PAGE = "/papers/pointer-networks"
+FRAME, PAD = 400, 24  # the board's SVG frame (app/pointer_views.py)
+NAMES = {name for variants in CHECKPOINTS.values() for name in variants.values()}
+CHECKPOINT_DIR = Path(os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints"))
+
+pytestmark = pytest.mark.skipif(
+    not NAMES <= read_manifest(CHECKPOINT_DIR).keys(),
+    reason="the pointer checkpoints are not trained (python -m models.train pointer-hull …)",
+)
+
+# Six clicks: a quadrilateral and two points inside it, far enough apart to click cleanly.
+CLICKS = [(0.1, 0.15), (0.8, 0.1), (0.45, 0.4), (0.9, 0.75), (0.55, 0.6), (0.15, 0.85)]
+
+
+def click_at(page: Page, svg: Locator, x: float, y: float, tap: bool = False) -> None:
+    box = svg.bounding_box()
+    assert box is not None
+    cx = box["x"] + (PAD + x * (FRAME - 2 * PAD)) / FRAME * box["width"]
+    cy = box["y"] + (FRAME - PAD - y * (FRAME - 2 * PAD)) / FRAME * box["height"]
+    if tap:
+        page.touchscreen.tap(cx, cy)
+    else:
+        page.mouse.click(cx, cy)
+
+
+def wait_for_answer(page: Page, board: Locator, n: int) -> dict:
+    """The board's result once the server has answered for n inputs."""
+    board.element_handle().wait_for_element_state("stable")
+    page.wait_for_function(
+        """([board, n]) => {
+            const block = board.querySelector("[data-result-json]");
+            return board.classList.contains("has-result") && !board.classList.contains("is-busy")
+                && block && JSON.parse(block.textContent).n === n;
+        }""",
+        arg=[board.element_handle(), n],
+        timeout=30_000,
+    )
+    return json.loads(board.locator("[data-result-json]").text_content() or "{}")
+
+
+def path_vertices(d: str) -> list[tuple[float, float]]:
+    """An SVG path "M x,y L x,y … Z" -> its vertices in unit-square coordinates."""
+    pairs = re.findall(r"(-?[\d.]+),(-?[\d.]+)", d)
+    span = FRAME - 2 * PAD
+    return [
+        (round((float(x) - PAD) / span, 3), round((FRAME - PAD - float(y)) / span, 3))
+        for x, y in pairs
+    ]
+
+
+def board_points(page: Page, key: str) -> list[list[float]]:
+    state = parse_qs(urlsplit(page.url).query)[key][0]
+    return [[float(v) for v in pair.split(",")] for pair in state.split(";")]
+
+
+def test_hull_board_draws_the_api_hull(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto(PAGE)
+    board = page.locator("#pointer-board-hull")
+    svg = board.locator("[data-board-svg]")
+    board.scroll_into_view_if_needed()
+    # the server's first drawing: the worked example, answered before any click
+    expect(board.locator("[data-layer=points] [data-index]")).to_have_count(5)
+    expect(board.locator(".pb-headline")).not_to_be_empty()
+
+    board.get_by_role("button", name="Clear").click()
+    expect(board.locator("[data-error]")).to_contain_text("Add at least 3 points")
+    for x, y in CLICKS:
+        click_at(page, svg, x, y)
+    result = wait_for_answer(page, board, len(CLICKS))
+
+    points = board_points(page, "hull")
+    assert np.allclose(points, CLICKS, atol=0.004)  # clicks land where they were aimed
+    api = page.request.post("/api/pointer/hull", data={"points": points}).json()
+    assert result["order"] == api["order"]
+    assert result["reference"]["order"] == api["reference"]["order"]
+    assert api["reference"]["order"] == hull.convex_hull_order(np.array(points))
+
+    drawn_hull = path_vertices(board.locator("path.pb-reference").get_attribute("d") or "")
+    assert drawn_hull == [tuple(points[i]) for i in api["reference"]["order"]]
+    drawn_model = path_vertices(board.locator("path.pb-model.is-whole").get_attribute("d") or "")
+    assert drawn_model == [tuple(points[i]) for i in api["order"]]
+    expect(board.locator(".pb-summary")).to_contain_text("Exact hull (monotone chain)")
+
+    # replay: the slider's last step shows the last choice; halos, table row and heatmap follow
+    steps = len(api["steps"])
+    slider = board.locator("[data-step]")
+    slider.focus()
+    page.keyboard.press("End")
+    last = api["steps"][-1]
+    chosen = "END" if last["chosen"] == len(points) else str(last["chosen"] + 1)
+    expect(board.locator("[data-step-label]")).to_contain_text(
+        f"Step {steps} of {steps}: chose {chosen}"
+    )
+    expect(board.locator(f"tr[data-step-row='{steps - 1}']")).to_have_class("is-current")
+    expect(board.locator("[data-layer=halos] .pb-halo")).to_have_count(len(points) + 1)
+    zeros = sum(p == 0 for p in last["distribution"][: len(points)])
+    expect(board.locator("[data-layer=halos] > .pb-halo.is-zero")).to_have_count(zeros)
+    row = board.locator("[data-heatmap]").evaluate("el => el.layout.shapes[0].y0")
+    assert row == pytest.approx(steps - 1.5)
+    page.keyboard.press("Home")
+    expect(board.locator("[data-step-label]")).to_contain_text(f"Step 1 of {steps}")
+    assert "hull-step=1" in page.url
+
+    # hovering a point outlines its heatmap column, and hovering a column marks its point
+    board.locator("[data-layer=points] [data-index='2']").hover()
+    column = board.locator("[data-heatmap]").evaluate("el => el.layout.shapes[1].x0")
+    assert column == pytest.approx(1.5)
+    plot = board.locator("[data-heatmap] .nsewdrag").bounding_box()
+    assert plot is not None
+    positions = len(points) + 1
+    page.mouse.move(plot["x"] + plot["width"] * 4.5 / positions, plot["y"] + 5)
+    expect(board.locator("[data-layer=points] [data-index='4']")).to_have_class(
+        re.compile("is-hovered")
+    )
+
+    # edit: drag point 3, remove point 5 with a right-click and point 1 with the Delete key
+    box = svg.bounding_box()
+    assert box is not None
+    grab = board.locator("[data-index='2'] .pb-grab").bounding_box()
+    assert grab is not None
+    page.mouse.move(grab["x"] + grab["width"] / 2, grab["y"] + grab["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3, steps=8)
+    page.mouse.up()
+    wait_for_answer(page, board, len(CLICKS))
+    assert board_points(page, "hull")[2] != points[2]
+    board.locator("[data-index='4'] .pb-grab").click(button="right")
+    wait_for_answer(page, board, len(CLICKS) - 1)
+    board.locator("[data-layer=points] [data-index='0']").focus()
+    page.keyboard.press("Delete")
+    after = wait_for_answer(page, board, len(CLICKS) - 2)
+    assert len(board_points(page, "hull")) == len(CLICKS) - 2
+
+    # the URL holds the board: a reload restores the points and the answer
+    page.reload()
+    restored = wait_for_answer(page, board, len(CLICKS) - 2)
+    assert restored["order"] == after["order"]
+    expect(board.locator("[data-layer=points] [data-index]")).to_have_count(len(CLICKS) - 2)
+    tracked_page.assert_clean()
+
+
+def test_typed_coordinates_and_errors(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto(PAGE)
+    board = page.locator("#pointer-board-hull")
+    board.locator(".pb-typed summary").click()
+    board.locator("[data-typed]").fill("0.1, 0.1\n0.5, 0.5\n0.9, 0.9")
+    board.get_by_role("button", name="Apply").click()
+    expect(board.locator("[data-error]")).to_contain_text("straight line")
+    board.locator("[data-typed]").fill("0.1, 0.1\n0.9, 0.2\n0.5, 0.9\n0.5, 0.4")
+    board.get_by_role("button", name="Apply").click()
+    result = wait_for_answer(page, board, 4)
+    assert result["reference"]["order"] == [0, 1, 2]
+    expect(board.locator("[data-error]")).to_be_hidden()
+    # Chromium logs the refused request itself; nothing else may go wrong
+    assert [e for e in tracked_page.console_errors if "status of 422" not in e] == []
+    assert len(tracked_page.console_errors) == 1 and tracked_page.foreign_requests == []
+
+
+def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto(PAGE)
+    tsp = page.locator("#pointer-board-tsp")
+    tsp.scroll_into_view_if_needed()
+    tsp.locator("[data-random-n]").fill("9")
+    tsp.get_by_role("button", name="Random").click()
+    result = wait_for_answer(page, tsp, 9)
+    assert sorted(result["order"]) == list(range(9))
+    tour = path_vertices(tsp.locator("path.pb-model.is-whole").get_attribute("d") or "")
+    points = board_points(page, "tsp")
+    assert tour == [tuple(points[i]) for i in result["order"]]
+    expect(tsp.locator(".pb-summary")).to_contain_text("Held–Karp (exact)")
+    tsp.locator("[data-decoder]").select_option("beam")
+    beam = wait_for_answer(page, tsp, 9)
+    assert beam["decoder"] == "beam" and beam["beam_width"] == 8
+    assert "tsp-decoder=beam8" in page.url
+    tsp.screenshot(path=str(SCREENSHOTS / "pointer-board-tsp-1280.png"))
+
+    sort = page.locator("#pointer-board-sort")
+    sort.scroll_into_view_if_needed()
+    sort.get_by_label("1.5-entmax (sparse)").check()
+    sparse = wait_for_answer(page, sort, 5)
+    assert sparse["model"]["pointer"] == "entmax15"
+    support = sparse["steps"][0]["support_size"]
+    expect(sort.locator("[data-step-label]")).to_contain_text(f"support {support} of 5")
+    assert "sort-model=entmax15" in page.url
+    # a value typed in joins the line
+    sort.locator(".pb-typed summary").click()
+    sort.locator("[data-typed]").fill("0.3, 0.9, 0.1, 0.6, 0.45, 0.75")
+    sort.get_by_role("button", name="Apply").click()
+    wait_for_answer(page, sort, 6)
+    expect(sort.locator("[data-layer=points] [data-index]")).to_have_count(6)
+    sort.screenshot(path=str(SCREENSHOTS / "pointer-board-sort-1280.png"))
+    # the hull board on the same page was not touched by any of this
+    expect(page.locator("#pointer-board-hull [data-layer=points] [data-index]")).to_have_count(5)
+    tracked_page.assert_clean()
+
+
+def test_screenshots_desktop(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    tracked_page.goto(PAGE)
+    board = page.locator("#pointer-board-hull")
+    board.scroll_into_view_if_needed()
+    wait_for_answer(page, board, 5)
+    board.screenshot(path=str(SCREENSHOTS / "pointer-board-hull-1280.png"))
+    example = page.locator(".pointer-worked-example")
+    example.scroll_into_view_if_needed()
+    example.screenshot(path=str(SCREENSHOTS / "pointer-worked-example-1280.png"))
+    tracked_page.assert_clean()
+
+
+def test_phone_touch(browser: Browser, live_server: str) -> None:
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        base_url=live_server,
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(PAGE)
+    board = page.locator("#pointer-board-hull")
+    board.scroll_into_view_if_needed()
+    svg = board.locator("[data-board-svg]")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, "the board must not make the page scroll sideways"
+    click_at(page, svg, 0.6, 0.2, tap=True)
+    result = wait_for_answer(page, board, 6)
+    assert result["n"] == 6
+    board.screenshot(path=str(SCREENSHOTS / "pointer-board-hull-390.png"))
+    # a long press removes a point: a real touch held still, through the DevTools protocol
+    grab = board.locator("[data-index='5'] .pb-grab").bounding_box()
+    assert grab is not None
+    touch = [{"x": grab["x"] + grab["width"] / 2, "y": grab["y"] + grab["height"] / 2}]
+    cdp = context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
+    page.wait_for_timeout(900)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    wait_for_answer(page, board, 5)
+    example = page.locator(".pointer-worked-example")
+    example.scroll_into_view_if_needed()
+    example.screenshot(path=str(SCREENSHOTS / "pointer-worked-example-390.png"))
+    page.locator("#pointer-board-sort").screenshot(
+        path=str(SCREENSHOTS / "pointer-board-sort-390.png")
+    )
+    assert errors == []
+    context.close()

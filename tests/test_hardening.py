@@ -1,0 +1,422 @@
+"""Fault and limit tests: each fault a deployment can meet gives its documented behaviour.
+
+Missing or corrupt checkpoint, broken content file, oversized body, rate limit hit; plus the
+headers every response carries, the request id and access log, metrics, compression and cache
+headers, and the start-up warm-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+
+from app.assets import PLOTLY_URL, SCRIPTS, STATIC_DIR
+from app.content import render_markdown
+from app.limits import BodySizeLimit, RateLimiter
+from app.main import TEMPLATES_DIR, create_app
+from app.security import CONTENT_SECURITY_POLICY
+from app.settings import ServingSettings
+from models.checkpoints import build_model, save_checkpoint
+
+FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
+ENTMAX_BODY = {"scores": [0.5, 1.0, 2.0], "alpha": 1.5}
+SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "referrer-policy")
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A manifest with one small untrained sort model: integrity, not accuracy, is tested."""
+    directory = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
+    entry = {"family": "pointer", "task": "sort", "config": model.config_dict(), "steps": 0}
+    save_checkpoint(model, "pointer-sort", entry, directory)
+    return directory
+
+
+@pytest.fixture
+def checkpoints(tiny_checkpoints: Path, tmp_path: Path) -> Path:
+    """A copy each test may break."""
+    return Path(shutil.copytree(tiny_checkpoints, tmp_path / "checkpoints"))
+
+
+def serve(checkpoints: Path, content: Path = FIXTURE_CONTENT) -> TestClient:
+    return TestClient(create_app(content_dir=content, checkpoint_dir=checkpoints))
+
+
+def disabled_lines(caplog: pytest.LogCaptureFixture, name: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith(f"model {name} ")]
+
+
+# ---- integrity: checkpoints ----
+
+
+def test_models_are_loaded_and_verified_at_start_up(checkpoints: Path) -> None:
+    with serve(checkpoints) as client:
+        assert client.app.state.registry.loaded() == ["pointer-sort"]
+        ready = client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready", "loaded": ["pointer-sort"], "unavailable": {}}
+
+
+@pytest.mark.parametrize("fault", ["missing", "corrupt"])
+def test_a_bad_checkpoint_disables_its_model_only(
+    fault: str, checkpoints: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    weights = checkpoints / "pointer-sort.safetensors"
+    if fault == "missing":
+        weights.unlink()
+    else:
+        data = bytearray(weights.read_bytes())
+        data[-1] ^= 0xFF  # one flipped bit in the last tensor: the sha256 no longer matches
+        weights.write_bytes(bytes(data))
+    caplog.set_level(logging.INFO)
+    with serve(checkpoints) as client:
+        ready = client.get("/readyz")
+        answers = [client.post("/api/pointer/sort", json=SORT_BODY) for _ in range(3)]
+        page = client.get("/papers/alpha-paper")
+        entmax = client.post("/api/entmax", json=ENTMAX_BODY)
+        assert client.get("/healthz").status_code == 200
+
+    assert ready.status_code == 503
+    assert ready.json()["status"] == "degraded"
+    reason = ready.json()["unavailable"]["pointer-sort"]
+    assert ("missing" if fault == "missing" else "does not match its manifest") in reason
+    for answer in answers:
+        assert answer.status_code == 503
+        assert answer.json()["detail"].startswith("The sort model is unavailable")
+    # One clear line at start-up; readers' requests neither repeat it nor re-hash the file.
+    lines = disabled_lines(caplog, "pointer-sort")
+    assert len(lines) == 1, lines
+    assert "disabled" in lines[0] and reason in lines[0]
+    assert page.status_code == 200
+    assert entmax.status_code == 200
+
+
+def test_a_widget_says_its_model_is_unavailable(checkpoints: Path, tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    front = (FIXTURE_CONTENT / "alpha-paper.md").read_text(encoding="utf-8").split("\n---\n")[0]
+    widget = "```widget\nname: pointer-board\ntask: sort\n```\n"
+    (content / "sorting.md").write_text(f"{front}\n---\n\n## Sorting\n\n{widget}", "utf-8")
+    (checkpoints / "pointer-sort.safetensors").unlink()
+    with serve(checkpoints, content) as client:
+        page = client.get("/papers/sorting")
+    assert page.status_code == 200
+    assert "unavailable" in page.text
+
+
+def test_a_restored_checkpoint_is_served_without_a_restart(
+    checkpoints: Path, tiny_checkpoints: Path
+) -> None:
+    (checkpoints / "pointer-sort.safetensors").unlink()
+    with serve(checkpoints) as client:
+        assert client.post("/api/pointer/sort", json=SORT_BODY).status_code == 503
+        shutil.copy(tiny_checkpoints / "pointer-sort.safetensors", checkpoints)
+        assert client.post("/api/pointer/sort", json=SORT_BODY).status_code == 200
+        assert client.get("/readyz").status_code == 200
+
+
+# ---- integrity: content ----
+
+
+def test_a_broken_content_file_is_reported_at_start_up_and_skipped(
+    checkpoints: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert "broken-paper.md" in {p.name for p in FIXTURE_CONTENT.glob("*.md")}
+    with serve(checkpoints) as client:
+        messages = [r.getMessage() for r in caplog.records]
+        logged_at_start = [m for m in messages if "broken-paper" in m]
+        assert client.get("/papers/broken-paper").status_code == 404
+        assert client.get("/papers/alpha-paper").status_code == 200
+        library = client.get("/")
+    assert len(logged_at_start) == 1 and "skipping" in logged_at_start[0]
+    assert library.status_code == 200 and "broken" not in library.text.lower()
+
+
+def test_raw_html_in_markdown_is_escaped() -> None:
+    segments, _ = render_markdown(
+        'Text <script>alert(1)</script> and <img src=x onerror="alert(2)">\n\n'
+        "<div onclick=alert(3)>block</div>\n"
+    )
+    html = "".join(s for s in segments if isinstance(s, str))
+    assert "<script>" not in html and "<img" not in html and "<div" not in html
+    assert "&lt;script&gt;" in html and "&lt;div onclick" in html
+
+
+# ---- limits ----
+
+
+@pytest.fixture
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERTRACE_MAX_BODY_BYTES", "1000")
+    monkeypatch.setenv("PAPERTRACE_RATE_LIMIT", "1")
+    monkeypatch.setenv("PAPERTRACE_RATE_BURST", "3")
+
+
+def test_an_oversized_body_is_refused_before_parsing(small_limits: None, checkpoints: Path) -> None:
+    big = {"scores": [1.0] * 400, "alpha": 1.5}  # ~2.4 KB
+    with serve(checkpoints) as client:
+        declared = client.post("/api/entmax", json=big)
+        # A chunked upload carries no Content-Length: the streamed bytes are counted.
+        streamed = client.post(
+            "/api/entmax",
+            content=iter([b'{"scores": [', b"1.0, " * 300, b'1.0], "alpha": 1.5}']),
+            headers={"Content-Type": "application/json"},
+        )
+        small = client.post("/api/entmax", json=ENTMAX_BODY)
+    for answer in (declared, streamed):
+        assert answer.status_code == 413
+        assert "at most 1,000 bytes" in answer.json()["detail"]
+        assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert small.status_code == 200
+
+
+def test_the_body_limit_also_guards_endpoints_outside_fastapi() -> None:
+    async def reads_everything(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    sent: list[dict] = []
+    chunks = iter([b"x" * 600, b"x" * 600])
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": next(chunks), "more_body": True}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/raw", "headers": []}
+    asyncio.run(BodySizeLimit(reads_everything, max_bytes=1000)(scope, receive, send))
+    assert sent[0]["status"] == 413
+
+
+def test_the_rate_limit_answers_429_with_retry_after(small_limits: None, checkpoints: Path) -> None:
+    with serve(checkpoints) as client:
+        answers = [client.post("/api/entmax", json=ENTMAX_BODY) for _ in range(4)]
+        pages = [client.get("/papers/alpha-paper") for _ in range(5)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    refused = answers[-1]
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.json()["detail"].startswith("Too many requests")
+    assert all(p.status_code == 200 for p in pages)  # only /api/* is limited
+
+
+def test_the_rate_limit_can_be_switched_off(
+    monkeypatch: pytest.MonkeyPatch, checkpoints: Path
+) -> None:
+    monkeypatch.setenv("PAPERTRACE_RATE_LIMIT", "0")
+    monkeypatch.setenv("PAPERTRACE_RATE_BURST", "1")
+    with serve(checkpoints) as client:
+        answers = [client.post("/api/entmax", json=ENTMAX_BODY) for _ in range(5)]
+        assert all(a.status_code == 200 for a in answers)
+        assert "429" not in str(client.get("/openapi.json").json()["paths"]["/api/entmax"])
+
+
+def test_limits_are_documented_in_the_schema(checkpoints: Path) -> None:
+    with serve(checkpoints) as client:
+        responses = client.get("/openapi.json").json()["paths"]["/api/entmax"]["post"]["responses"]
+    assert {"413", "429"} <= responses.keys()
+
+
+def test_the_bucket_refills_at_the_configured_rate() -> None:
+    now = [0.0]
+    limiter = RateLimiter(rate_per_s=2, burst=2, clock=lambda: now[0])
+    assert [limiter.acquire("a") for _ in range(2)] == [0.0, 0.0]
+    assert limiter.acquire("a") == pytest.approx(0.5)
+    assert limiter.acquire("b") == 0.0  # clients are independent
+    now[0] = 0.5
+    assert limiter.acquire("a") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("PAPERTRACE_RATE_LIMIT", "fast"), ("PAPERTRACE_MAX_BODY_BYTES", "0")],
+)
+def test_a_bad_setting_stops_start_up_with_its_name(variable: str, value: str) -> None:
+    with pytest.raises(ValueError, match=f"\\${variable}"):
+        ServingSettings.from_env({variable: value})
+
+
+def test_inference_runs_off_the_event_loop(checkpoints: Path) -> None:
+    app = create_app(content_dir=FIXTURE_CONTENT, checkpoint_dir=checkpoints)
+    api_routes = [r for r in app.routes if isinstance(r, APIRoute) and r.path.startswith("/api/")]
+    assert len(api_routes) >= 5
+    for route in api_routes:
+        assert not inspect.iscoroutinefunction(route.endpoint), f"{route.path} is async"
+
+
+def test_torch_threads_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, checkpoints: Path
+) -> None:
+    before = torch.get_num_threads()
+    monkeypatch.setenv("PAPERTRACE_TORCH_THREADS", "2")
+    try:
+        with serve(checkpoints):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+# ---- security headers and CORS ----
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/"),
+        ("GET", "/papers/alpha-paper"),
+        ("GET", "/papers/nothing-here"),
+        ("GET", "/static/css/site.css"),
+        ("GET", PLOTLY_URL),
+        ("POST", "/api/entmax"),
+        ("GET", "/healthz"),
+        ("GET", "/docs"),
+    ],
+)
+def test_every_response_carries_the_security_headers(
+    method: str, path: str, checkpoints: Path
+) -> None:
+    with serve(checkpoints) as client:
+        answer = client.request(method, path, json=ENTMAX_BODY if method == "POST" else None)
+    for header in SECURITY_HEADERS:
+        assert header in answer.headers, (path, header)
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["x-frame-options"] == "DENY"
+
+
+def test_the_policy_names_no_remote_origin_and_allows_no_inline_script() -> None:
+    directives = dict(d.split(" ", 1) for d in CONTENT_SECURITY_POLICY.split("; "))
+    assert directives["script-src"] == "'self'"
+    assert directives["frame-ancestors"] == "'none'"
+    assert directives["object-src"] == "'none'"
+    assert not re.search(r"https?:|\*|unsafe-eval", CONTENT_SECURITY_POLICY)
+
+
+def test_templates_have_no_inline_script_or_handlers() -> None:
+    """Inline code would need 'unsafe-inline'; JSON data blocks are not executed."""
+    for path in TEMPLATES_DIR.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        for tag in re.findall(r"<script\b[^>]*>", text):
+            assert "src=" in tag or 'type="application/json"' in tag, (path, tag)
+        assert not re.search(r"\son[a-z]+\s*=", text), path
+        assert "javascript:" not in text, path
+        assert not re.search(r"\sstyle\s*=", text), path
+    for path in (STATIC_DIR / "js").glob("*.js"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\beval\(|new Function\(", text), path
+
+
+def test_the_api_docs_load_nothing_remote(checkpoints: Path) -> None:
+    with serve(checkpoints) as client:
+        docs = client.get("/docs")
+        assert docs.status_code == 200
+        assets = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
+        assert assets and all(a.startswith("/") for a in assets), assets
+        assert all(client.get(a).status_code == 200 for a in assets)
+    assert "<script>" not in docs.text
+
+
+def test_cors_is_closed_by_default(checkpoints: Path) -> None:
+    origin = {"Origin": "https://elsewhere.example"}
+    with serve(checkpoints) as client:
+        simple = client.post("/api/entmax", json=ENTMAX_BODY, headers=origin)
+        preflight = client.options(
+            "/api/entmax", headers={**origin, "Access-Control-Request-Method": "POST"}
+        )
+    assert "access-control-allow-origin" not in simple.headers
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_cors_opens_only_to_listed_origins(
+    monkeypatch: pytest.MonkeyPatch, checkpoints: Path
+) -> None:
+    monkeypatch.setenv("PAPERTRACE_CORS_ORIGINS", "https://course.example")
+    with serve(checkpoints) as client:
+        listed = client.post(
+            "/api/entmax", json=ENTMAX_BODY, headers={"Origin": "https://course.example"}
+        )
+        other = client.post(
+            "/api/entmax", json=ENTMAX_BODY, headers={"Origin": "https://elsewhere.example"}
+        )
+    assert listed.headers["access-control-allow-origin"] == "https://course.example"
+    assert "access-control-allow-origin" not in other.headers
+
+
+# ---- observability ----
+
+
+@pytest.fixture
+def client(checkpoints: Path) -> Iterator[TestClient]:
+    with serve(checkpoints) as test_client:
+        yield test_client
+
+
+def test_request_ids_go_in_and_out_and_into_the_access_log(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="papertrace.access")
+    given = client.get("/papers/alpha-paper", headers={"X-Request-ID": "lb-1234.abc"})
+    made = client.get("/papers/alpha-paper", headers={"X-Request-ID": "bad id\twith spaces"})
+    assert given.headers["x-request-id"] == "lb-1234.abc"
+    assert re.fullmatch(r"[0-9a-f]{32}", made.headers["x-request-id"])
+    line = next(r.getMessage() for r in caplog.records if "lb-1234.abc" in r.getMessage())
+    assert "route=/papers/{slug}" in line and "status=200" in line
+    assert re.search(r"ms=\d+\.\d", line)
+
+
+def test_metrics_have_a_latency_histogram_per_route(client: TestClient) -> None:
+    client.post("/api/entmax", json=ENTMAX_BODY)
+    client.get("/papers/alpha-paper")
+    metrics = client.get("/metrics").text
+    for route in ("/api/entmax", "/papers/{slug}"):
+        bucket = rf'http_request_duration_seconds_bucket\{{[^}}]*handler="{re.escape(route)}"'
+        assert re.search(bucket + r'[^}]*le="0.05"', metrics), route
+
+
+def test_health_is_alive_even_without_models(tmp_path: Path) -> None:
+    with serve(tmp_path) as client:
+        assert client.get("/healthz").json() == {"status": "ok"}
+        ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["loaded"] == []
+
+
+# ---- compression and caching ----
+
+
+def test_html_json_and_scripts_are_compressed(client: TestClient) -> None:
+    gzip = {"Accept-Encoding": "gzip"}
+    page = client.get("/papers/alpha-paper", headers=gzip)
+    plotly = client.get(PLOTLY_URL, headers=gzip)
+    htmx = client.get(SCRIPTS["htmx"], headers=gzip)
+    spec = client.get("/openapi.json", headers=gzip)
+    tiny = client.get("/healthz", headers=gzip)
+    for answer in (page, plotly, htmx, spec):
+        assert answer.headers.get("content-encoding") == "gzip", answer.url
+        assert "Accept-Encoding" in answer.headers["vary"]
+    assert "content-encoding" not in tiny.headers  # under the ~1 KB minimum
+    identity = client.get(PLOTLY_URL, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in identity.headers
+    assert identity.content == plotly.content  # httpx decoded the gzip copy
+
+
+def test_versioned_files_are_cached_for_a_year_and_others_revalidated(client: TestClient) -> None:
+    for path in (PLOTLY_URL, SCRIPTS["htmx"]):
+        assert client.get(path).headers["cache-control"] == "public, max-age=31536000, immutable"
+    css = client.get("/static/css/site.css")
+    assert css.headers["cache-control"] == "no-cache"
+    again = client.get("/static/css/site.css", headers={"If-None-Match": css.headers["etag"]})
+    assert again.status_code == 304
