@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
 def field_path(loc: Sequence[str | int]) -> str:
@@ -69,6 +70,16 @@ async def validation_error_handler(request: Request, exc: RequestValidationError
     detail = error_sentence(errors[0]) if errors else "The request is not valid."
     if len(errors) > 1:
         detail += f" ({len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} after that.)"
+    return JSONResponse(status_code=422, content={"detail": detail})
+
+
+def undecodable_body(exc: StarletteHTTPException) -> JSONResponse | None:
+    """FastAPI answers a JSON body that is not UTF-8 text with a bare 400 ("error parsing the
+    body"); the reader gets the usual 422 sentence instead. None for any other exception."""
+    cause = exc.__cause__
+    if exc.status_code != 400 or not isinstance(cause, UnicodeDecodeError):
+        return None
+    detail = f"The request body is not valid JSON: it is not UTF-8 text (byte {cause.start})."
     return JSONResponse(status_code=422, content={"detail": detail})
 
 

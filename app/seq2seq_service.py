@@ -35,12 +35,7 @@ from app.schemas.seq2seq import (
 )
 from app.services import ModelRegistry, ModelUnavailable, register_loader
 from models.seq2seq import UNK, Trace
-from models.tasks.inflection import (
-    InflectionVocab,
-    Inflector,
-    InvalidInflectionInput,
-    inflection_options,
-)
+from models.tasks.inflection import Inflector, InvalidInflectionInput, inflection_options
 from models.tasks.translation import InvalidTranslationInput, Translator
 
 # One intra-op thread per decode (as in app.pointer_service): requests already run in parallel
@@ -55,7 +50,6 @@ NAME_PREFIX: dict[Task, str] = {
     "inflection": "seq2seq-inflect-a",
     "translation": "seq2seq-translate-a",
 }
-DIAGONAL_NAME = re.compile(r"seq2seq-(inflect|translate)-a\d+(\.\d+)?")
 
 # Held-out lemmas (the "test" side of models.tasks.inflection.lemma_split) that show the cases the
 # deep-dive discusses; tests check that they really are held out and really are such cases.
@@ -151,8 +145,7 @@ def model_names(registry: ModelRegistry, task: Task) -> dict[float, str]:
         config = entry.get("config") or {}
         if (
             entry.get("family") == "seq2seq"
-            and name.startswith(NAME_PREFIX[task])
-            and DIAGONAL_NAME.fullmatch(name)
+            and re.fullmatch(rf"{re.escape(NAME_PREFIX[task])}\d+(\.\d+)?", name)
             and config.get("attn_alpha") == config.get("out_alpha")
             and isinstance(config.get("attn_alpha"), int | float)
         ):
@@ -326,13 +319,11 @@ def cached_default(
     key = (served.name, served.sha256, request.model_dump_json())
     with _default_lock:
         if key not in _default_cache:
-            run = inflect if isinstance(request, InflectRequest) else translate
-            _default_cache[key] = run(registry, request)  # type: ignore[arg-type]
+            if isinstance(request, InflectRequest):
+                _default_cache[key] = inflect(registry, request)
+            else:
+                _default_cache[key] = translate(registry, request)
         return _default_cache[key]
-
-
-def inflection_vocab(registry: ModelRegistry) -> InflectionVocab:
-    return InflectionVocab.load(registry.checkpoint_dir)
 
 
 # --- what the fragments draw ----------------------------------------------------------------

@@ -103,6 +103,15 @@ class ModelRegistry:
         except Exception as exc:
             raise ModelUnavailable(name, str(exc) or type(exc).__name__) from exc
 
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a training run writes the manifest; caches of figures drawn by
+        trained models key on it."""
+        try:
+            stat = (self.checkpoint_dir / "manifest.json").stat()
+        except OSError:
+            return (-1, -1)
+        return (stat.st_mtime_ns, stat.st_size)
+
     def _fingerprint(self, name: str) -> tuple[int, ...]:
         """Changes when the manifest or the model's weights file is written or removed."""
         stamps: list[int] = []

@@ -13,8 +13,9 @@ so a request refused by a limit still gets an id, a log line, a metric and the h
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.gzip import GZipMiddleware
 
@@ -24,15 +25,14 @@ from app.security import SecurityHeaders, allow_cross_origin
 from app.settings import ServingSettings
 from app.static_cache import PrecompressedFile
 
-# Level 6 compresses HTML and JSON within ~2% of level 9 at a fraction of the CPU per request.
+# Level 6: a deep-dive page comes out within 1% of level 9 (19.0 vs 18.9 KB) for a fraction
+# of the CPU per request.
 GZIP_LEVEL = 6
 
 
 def install_serving(app: FastAPI, settings: ServingSettings) -> None:
-    """Add the middleware stack (see the module docstring) and document the limits' answers.
-    Call it after every router is included."""
+    """Add the middleware stack (see the module docstring) and document the limits' answers."""
     configure_logging()
-    app.state.serving = settings
     if settings.rate_limited:
         limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
         app.add_middleware(RateLimit, limiter=limiter)
@@ -48,25 +48,33 @@ def install_serving(app: FastAPI, settings: ServingSettings) -> None:
 
 
 def _document_limits(app: FastAPI, settings: ServingSettings) -> None:
-    for route in app.routes:
-        if not isinstance(route, APIRoute) or not route.path.startswith(API_PREFIX):
-            continue
-        if "POST" in route.methods:
-            route.responses.setdefault(
-                413,
-                {
-                    "description": f"The body is over {settings.max_body_bytes:,} bytes; "
-                    '`{"detail": "<sentence>"}`'
-                },
-            )
-        if settings.rate_limited:
-            route.responses.setdefault(
-                429,
-                {
-                    "description": "Too many requests from this client; wait `Retry-After` "
-                    'seconds. `{"detail": "<sentence>"}`'
-                },
-            )
+    """Add the limits' answers (413, 429) to every /api/* operation in the OpenAPI schema."""
+    build_schema = app.openapi
+    too_large = {
+        "description": f"The body is over {settings.max_body_bytes:,} bytes; "
+        '`{"detail": "<sentence>"}`'
+    }
+    too_many = {
+        "description": "Too many requests from this client; wait `Retry-After` seconds. "
+        '`{"detail": "<sentence>"}`'
+    }
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = build_schema()
+        for path, operations in schema.get("paths", {}).items():
+            if not path.startswith(API_PREFIX):
+                continue
+            for method, operation in operations.items():
+                responses = operation.setdefault("responses", {})
+                if method == "post":
+                    responses.setdefault("413", too_large)
+                if settings.rate_limited:
+                    responses.setdefault("429", too_many)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented extension point
 
 
 async def warm_up(app: FastAPI, settings: ServingSettings, *large_files: PrecompressedFile) -> None:

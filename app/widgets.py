@@ -57,8 +57,9 @@ class WidgetSpec:
     context: ContextProvider | None = None
     # Library keys (see app.assets.SCRIPTS) or paths under static/, e.g. "js/board.js".
     needs: frozenset[str] = field(default_factory=frozenset)
-    # True when the rendered widget depends on its params alone (no files, no checkpoints):
-    # its HTML is then computed once per distinct params and reused.
+    # True when the rendered widget depends only on its params and the trained models (not
+    # on other files, such as results): its HTML is then computed once per distinct params
+    # and reused until a training run rewrites checkpoints/manifest.json.
     pure: bool = False
 
 
@@ -69,7 +70,8 @@ def register_widget(
     name: str, *, needs: Iterable[str] = (), pure: bool = False
 ) -> Callable[[ContextProvider], ContextProvider]:
     """Decorator: `@register_widget("pointer-board", needs={"plotly"})` on a provider.
-    Pass `pure=True` if its output depends on the params alone, so it is rendered once."""
+    Pass `pure=True` if its output depends only on the params and the trained models, so it
+    is rendered once (per params and manifest version), not on every request."""
 
     def decorator(provider: ContextProvider) -> ContextProvider:
         WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs), pure)
@@ -110,7 +112,8 @@ class WidgetRenderer:
         spec = WIDGETS.get(call.name)
         if spec is None or not spec.pure:
             return self._render(call, spec)[0]
-        key = json.dumps([call.name, call.params], sort_keys=True, default=str)
+        version = self.env.registry.version()
+        key = json.dumps([call.name, call.params, version], sort_keys=True, default=str)
         cached = self._pure_cache.get(key)
         if cached is not None:
             return cached

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import re
 import statistics
 import sys
@@ -25,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 warnings.filterwarnings("ignore", message=".*httpx.*")  # TestClient's deprecation notice
+logging.disable(logging.CRITICAL)  # access and model-registry logs would bury the table
 
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.types import ASGIApp  # noqa: E402
@@ -153,7 +156,9 @@ def main() -> None:
                 (slug, cold, warm, server, cold_http_ms(slug), http, page_weight(client, slug))
             )
 
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"Server-side render, ms (cold: median of {COLD_REPEATS}; cached: {args.repeats} runs)")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {load} (other work inflates times)")
     print("  content: app.content parse + render_body; server: the ASGI app called in-process;")
     print("  TestClient: a full GET through the in-process HTTP client (adds client overhead)")
     header = (

@@ -84,18 +84,43 @@ def _check_finite_rows(row_max: Tensor) -> None:
 # bound on τ will do (it only prunes the next level), which lets Newton stop early.
 
 
+_SORT_CHUNK = 8192  # entries per torch.sort call: larger CPU sorts cost ~3× more per entry
+
+
+def _sort_descending(v: Tensor) -> Tensor:
+    """Rows of v sorted in decreasing order, sorted a block of rows at a time (see _SORT_CHUNK)."""
+    rows_per_chunk = max(1, _SORT_CHUNK // max(1, v.shape[-1]))
+    if v.shape[0] <= rows_per_chunk:
+        return torch.sort(v, dim=-1, descending=True).values
+    out = torch.empty_like(v)
+    for chunk, dest in zip(v.split(rows_per_chunk), out.split(rows_per_chunk), strict=True):
+        indices = torch.empty_like(dest, dtype=torch.long)
+        torch.sort(chunk, dim=-1, descending=True, out=(dest, indices))
+    return out
+
+
+def _inverse_ranks(k: int, dtype: torch.dtype) -> Tensor:
+    """(1, 1/2, ..., 1/k), cached: it is made on every call otherwise."""
+    key = (k, dtype)
+    if key not in _INVERSE_RANKS:
+        _INVERSE_RANKS[key] = 1 / torch.arange(1, k + 1, dtype=dtype)
+    return _INVERSE_RANKS[key]
+
+
+_INVERSE_RANKS: dict[tuple[int, torch.dtype], Tensor] = {}
+
+
 def _sparsemax_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
     r"""Sort-based sparsemax threshold (Martins & Astudillo 2016, Algorithm 1).
 
-    With $z_{(1)} \ge \dots \ge z_{(k)}$, the support size is
-    $s = \max\{j : 1 + j z_{(j)} > \sum_{i \le j} z_{(i)}\}$ and
-    $\tau = (\sum_{i \le s} z_{(i)} - 1) / s$.
+    With $z_{(1)} \ge \dots \ge z_{(k)}$, each prefix gives the threshold
+    $\tau_j = (\sum_{i \le j} z_{(i)} - 1) / j$ that would make it the support, and
+    $\tau = \tau_s$ for the support size $s = \max\{j : z_{(j)} > \tau_j\}$. Every prefix sums to
+    1 at its own $\tau_j$, so $\sum_i [z_i - \tau_j]_+ \ge 1$ and $\tau_j \le \tau$: the threshold
+    is simply $\tau = \max_j \tau_j$, with no search for s.
     """
-    srt = torch.sort(v, dim=-1, descending=True).values  # (rows, k)
-    rho = torch.arange(1, v.shape[-1] + 1, dtype=v.dtype)
-    csum = srt.cumsum(-1) - 1
-    s = (rho * srt > csum).sum(-1, keepdim=True)  # (rows, 1)
-    return csum.gather(-1, s - 1) / s
+    srt = _sort_descending(v)  # (rows, k)
+    return ((srt.cumsum(-1) - 1) * _inverse_ranks(v.shape[-1], v.dtype)).amax(-1, keepdim=True)
 
 
 def _entmax15_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
@@ -103,40 +128,74 @@ def _entmax15_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) ->
 
     For each prefix of size j of the sorted $\tilde z$, the threshold that would make it the
     support solves $\sum_{i \le j} (\tilde z_{(i)} - \tau)^2 = 1$:
-    $\tau_j = M_j - \sqrt{(1 - j S_j)/j}$, with the prefix mean $M_j$ and variance $S_j$;
-    the support size is the largest j with $\tau_j \le \tilde z_{(j)}$.
+    $\tau_j = M_j - \sqrt{1/j - S_j}$, with the prefix mean $M_j$ and variance
+    $S_j = \overline{\tilde z^2}_j - M_j^2$. A prefix is consistent when
+    $\tau_j \le \tilde z_{(j)}$; then $\sum_i [\tilde z_i - \tau_j]_+^2 \ge 1$, so
+    $\tau_j \le \tau$, with equality at the support size: $\tau$ is the largest consistent
+    $\tau_j$.
     """
-    srt = torch.sort(v, dim=-1, descending=True).values  # (rows, k)
-    rho = torch.arange(1, v.shape[-1] + 1, dtype=v.dtype)
-    mean = srt.cumsum(-1) / rho
-    mean_sq = (srt * srt).cumsum(-1) / rho
-    ss = rho * (mean_sq - mean * mean)
-    tau = mean - torch.sqrt(((1 - ss) / rho).clamp_min(0))
-    s = (tau <= srt).sum(-1, keepdim=True)  # (rows, 1)
-    return tau.gather(-1, s - 1)
+    srt = _sort_descending(v)  # (rows, k)
+    inv_rank = _inverse_ranks(v.shape[-1], v.dtype)
+    mean = srt.cumsum(-1) * inv_rank
+    mean_sq = (srt * srt).cumsum(-1) * inv_rank
+    # -inf padding makes NaN here (inf - inf); NaN fails the consistency test below
+    tau = mean - torch.sqrt((inv_rank - mean_sq + mean * mean).clamp_min(0))
+    return torch.where(tau <= srt, tau, -torch.inf).amax(-1, keepdim=True)
 
 
 def _newton_tau(
-    v: Tensor, alpha: Tensor, lower: Tensor | None = None, final: bool = True
+    v: Tensor, alpha: Tensor | float, lower: Tensor | None = None, final: bool = True
 ) -> Tensor:
-    r"""α-entmax threshold: safeguarded Newton on $h(\tau) = \lVert[\tilde z - \tau]_+\rVert_\beta$.
+    r"""α-entmax threshold by Newton's method on $h(\tau) = \lVert[\tilde z - \tau]_+\rVert_\beta$.
 
     With $\beta = 1/(\alpha-1)$, the normalisation $\sum_i [\tilde z_i - \tau]_+^\beta = 1$ reads
-    $h(\tau) = 1$. For α ≤ 2 the β-norm is convex and decreasing in τ, so Newton steps from a
-    lower bound climb monotonically to the root; the bracket
-    $[\max \tilde z - 1,\ \max \tilde z - k^{1-\alpha}]$ catches the steps of α > 2 that overshoot,
-    replacing them by bisection. `alpha` is (rows, 1). Not `final`: a few steps, then the lower
-    end of the bracket.
+    $h(\tau) = 1$, and $h'(\tau) = -h^{1-\beta} \sum_i [\tilde z_i - \tau]_+^{\beta-1}$. For α ≤ 2
+    the β-norm is convex and decreasing in τ, so Newton steps from a lower bound climb
+    monotonically to the root and every iterate is itself a lower bound: not `final`, a few
+    steps are enough. For α > 2 see `_bracketed_newton_tau`. `alpha` is a float or (rows, 1).
     """
+    if not isinstance(alpha, float):
+        convex = bool((alpha <= 2).all())
+    else:
+        convex = alpha <= 2
+    if not convex:
+        return _bracketed_newton_tau(v, torch.as_tensor(alpha, dtype=v.dtype), lower, final)
+    beta = 1 / (alpha - 1)
+    tau = v.new_full((v.shape[0], 1), -1.0) if lower is None else lower
+    # u^(β-1) is 0 at u = 0 for α < 2; at α = 2 (u^0 = 1) only entries with u > 0 count
+    smooth = alpha < 2 if isinstance(alpha, float) else bool((alpha < 2).all())
+    tol = 8 * torch.finfo(v.dtype).eps
+    for _ in range(_NEWTON_MAX_ITERS if final else _NEWTON_BOUND_ITERS):
+        u = (v - tau).clamp_min_(0)  # (rows, k)
+        u_pow_m1 = u.pow(beta - 1) if smooth else torch.where(u > 0, u.pow(beta - 1), 0)
+        s = (u_pow_m1 * u).sum(-1, keepdim=True)  # Σ u^β
+        h = s.pow(alpha - 1)
+        step = (h - 1) * s / (h * u_pow_m1.sum(-1, keepdim=True))  # (h - 1) / -h'
+        tau = tau + step
+        if float(step.abs().max()) <= tol:
+            break
+    return tau
+
+
+def _bracketed_newton_tau(
+    v: Tensor, alpha: Tensor, lower: Tensor | None = None, final: bool = True
+) -> Tensor:
+    r"""Newton on $h(\tau) = 1$ for α > 2, safeguarded by bisection.
+
+    For β < 1 the β-norm is no longer convex, so a Newton step can overshoot; the bracket
+    $[\max \tilde z - 1,\ \max \tilde z - k^{1-\alpha}]$, narrowed at every step, catches those
+    steps and replaces them by bisection. Not `final`: a few steps, then the lower end of the
+    bracket.
+    """
+    alpha = alpha.expand(v.shape[0], 1)
     beta = 1 / (alpha - 1)
     lo = torch.full_like(alpha, -1.0) if lower is None else lower
     hi = -torch.pow(torch.full_like(alpha, 1.0 / v.shape[-1]), alpha - 1)
     tau = lo.clone()
-    smooth = bool((alpha < 2).all())  # then u^(β-1) is 0 at u = 0 without masking
     tol = 8 * torch.finfo(v.dtype).eps
     for _ in range(_NEWTON_MAX_ITERS if final else _NEWTON_BOUND_ITERS):
         u = (v - tau).clamp_min(0)  # (rows, k)
-        u_pow_m1 = u.pow(beta - 1) if smooth else torch.where(u > 0, u.pow(beta - 1), 0)
+        u_pow_m1 = torch.where(u > 0, u.pow(beta - 1), 0)
         s = torch.linalg.vecdot(u_pow_m1, u).unsqueeze(-1)  # Σ u^β
         h = s.pow(alpha - 1)
         slope = s.pow(alpha - 2) * u_pow_m1.sum(-1, keepdim=True)  # -dh/dτ
@@ -165,6 +224,7 @@ def _newton_tau(
 # the first level reads the whole input.
 
 _LEAF = 32
+_DENSE_MAX = 64  # rows up to this length skip pooling
 _Solver = Callable[[Tensor, Tensor | None, bool], Tensor]  # (v, lower, final) -> τ
 _DENSE_FRACTION = 0.5  # above this share of candidate blocks, scan the whole row
 _MARGIN = 1e-9  # slack on the lower bound, in units of z̃, against rounding
@@ -240,7 +300,9 @@ def _solve(
     """
     levels = [z]
     pooled = []
-    while levels[-1].shape[-1] > _LEAF:
+    # Short rows (attention over a sentence, pointers over a few dozen inputs) are solved whole:
+    # one sort or a few Newton steps cost less than the pooling machinery.
+    while levels[-1].shape[-1] > (_DENSE_MAX if not pooled else _LEAF):
         padded, block_max = _pool(levels[-1])
         pooled.append(padded)
         levels.append(block_max)
@@ -276,24 +338,28 @@ class _Sparse:
         return dense if self.columns is None else dense.gather(1, self.columns)
 
 
-def _sparse_forward(z: Tensor, alpha: Tensor | float) -> tuple[Tensor, Tensor, _Sparse]:
-    """(p, τ, sparse p) for α > 1 on (rows, d); α a float or a (rows, 1) tensor."""
+def _sparse_forward(
+    z: Tensor, alpha: Tensor | float, newton: bool = False
+) -> tuple[Tensor, Tensor, _Sparse]:
+    """(p, τ, sparse p) for α > 1 on (rows, d); α a float or a (rows, 1) tensor.
+
+    A float α of 2 or 1.5 takes the sort-based solver unless `newton` asks for the general one.
+    """
     if z.shape[0] == 0:
         empty = torch.zeros_like(z)
         return empty, z.new_zeros((0, 1)), _Sparse(empty.to(torch.float64), None)
     z = z.contiguous()
     # z̃ = scale * z; a python float where possible keeps the small ops cheap
     scale = alpha - 1 if isinstance(alpha, float) else alpha.to(torch.float64) - 1
-    if isinstance(alpha, float) and alpha == 2:
+    if isinstance(alpha, float) and alpha == 2 and not newton:
         tau, v, columns, row_max = _solve(z, scale, _sparsemax_tau)
         p_v = (v - tau).clamp_min(0)
-    elif isinstance(alpha, float) and alpha == 1.5:
+    elif isinstance(alpha, float) and alpha == 1.5 and not newton:
         tau, v, columns, row_max = _solve(z, scale, _entmax15_tau)
         p_v = (v - tau).clamp_min(0).square()
     else:
-        alpha_rows = torch.as_tensor(scale + 1, dtype=torch.float64).expand(z.shape[0], 1)
         tau, v, columns, row_max = _solve(
-            z, scale, lambda v, lower, final: _newton_tau(v, alpha_rows, lower, final)
+            z, scale, lambda v, lower, final: _newton_tau(v, scale + 1, lower, final)
         )
         p_v = (v - tau).clamp_min(0).pow(1 / scale)
         p_v = p_v / p_v.sum(-1, keepdim=True)
@@ -387,15 +453,16 @@ class _EntmaxAlphaFunction(Function):
     """
 
     @staticmethod
-    def forward(ctx, z: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau, sparse = _sparse_forward(z, alpha)
+    def forward(ctx, z: Tensor, alpha: Tensor, same_alpha: float | None) -> tuple[Tensor, Tensor]:
+        # One α for every row (`same_alpha`) lets the solver use python floats for α and β.
+        p, tau, sparse = _sparse_forward(z, alpha if same_alpha is None else same_alpha, True)
         ctx.sparse = sparse
         ctx.save_for_backward(alpha)
         ctx.mark_non_differentiable(tau)
         return p, tau
 
     @staticmethod
-    def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, Tensor | None]:
+    def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, Tensor | None, None]:
         sparse = ctx.sparse
         (alpha,) = ctx.saved_tensors
         alpha64 = alpha.to(torch.float64)
@@ -411,7 +478,7 @@ class _EntmaxAlphaFunction(Function):
             skewed = gppr / gppr.sum(-1, keepdim=True)
             dp = (p - skewed) / (alpha64 - 1) ** 2 - (shannon - skewed * ent) / (alpha64 - 1)
             grad_alpha = (grad_v * dp).sum(-1, keepdim=True).to(alpha.dtype)
-        return grad_z, grad_alpha
+        return grad_z, grad_alpha, None
 
 
 class _SoftmaxAlphaFunction(Function):
@@ -480,22 +547,29 @@ def entmax_with_tau(x: Tensor, alpha: float | Tensor, dim: int = -1) -> tuple[Te
             rows = _to_rows(x, dim)
             # float64 keeps α exact; no gradient flows to a python float
             alpha_rows = torch.full((rows.shape[0], 1), float(alpha), dtype=torch.float64)
-            p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows)
+            p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows, float(alpha))
         return _from_rows(p, x, dim), _from_rows(tau, x.narrow(dim, 0, 1), dim)
 
-    if bool((alpha < 1).any()):
-        raise ValueError("entmax: every alpha must be >= 1")
     rows = _to_rows(x, dim)
     alpha_rows = _alpha_rows(alpha, x, dim)
-    is_softmax = alpha_rows == 1
-    if bool(is_softmax.all()):
+    if alpha.numel() == 1:  # one α for all rows: decide on the python float
+        same = float(alpha.detach())
+        all_softmax, any_softmax, same_alpha = same == 1, same == 1, same
+    else:
+        is_softmax = alpha_rows == 1
+        all_softmax, any_softmax = bool(is_softmax.all()), bool(is_softmax.any())
+        same_alpha = None
+        same = float(alpha_rows.min())
+    if same < 1:
+        raise ValueError("entmax: every alpha must be >= 1")
+    if all_softmax:
         p, tau = _SoftmaxAlphaFunction.apply(rows, alpha_rows)
-    elif not bool(is_softmax.any()):
-        p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows)
+    elif not any_softmax:
+        p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows, same_alpha)
     else:
         p_soft, tau_soft = _SoftmaxAlphaFunction.apply(rows, alpha_rows)
         safe_alpha = torch.where(is_softmax, 2, alpha_rows)
-        p_ent, tau_ent = _EntmaxAlphaFunction.apply(rows, safe_alpha)
+        p_ent, tau_ent = _EntmaxAlphaFunction.apply(rows, safe_alpha, None)
         p = torch.where(is_softmax, p_soft, p_ent)
         tau = torch.where(is_softmax, tau_soft, tau_ent)
     return _from_rows(p, x, dim), _from_rows(tau, x.narrow(dim, 0, 1), dim)

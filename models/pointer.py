@@ -7,7 +7,10 @@ step i, a distribution over the input positions through additive attention used 
 
 where `mapping` is softmax (the paper), 1.5-entmax or sparsemax (Peters et al., 2019), so a
 sparse pointer can be compared with the dense one. Optional glimpse (Bello et al., 2016): one
-attention read over the encoder states replaces d_i as the pointer's query.
+attention read over the encoder states replaces d_i as the pointer's query, or is added to it
+(`glimpse_residual`). Two options that make geometric tasks learn much faster on a small
+budget: `embedding_skip` adds each input's embedding to its encoder state, and `input_order="x"`
+lets the encoder read the points sorted by x (Vinyals et al., 2016, "Order Matters").
 
 Positions already chosen are masked (score −∞) with a fresh mask tensor at every step. The hull
 task adds a learned "end" encoder vector at index n; pointing at it ends the output, and it is
@@ -118,10 +121,6 @@ class PointerNet(nn.Module):
         self.pointer = AdditiveAttention(h)
         if config.glimpse:
             self.glimpse = AdditiveAttention(h)
-
-    @property
-    def num_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
     def encode(self, inputs: torch.Tensor) -> Memory:
         """inputs (B, n, input_dim) -> encoder memory and the decoder's initial state.

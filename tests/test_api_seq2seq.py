@@ -23,6 +23,8 @@ import lemminflect
 import pytest
 import torch
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app import seq2seq_service
 from app.main import ROOT, create_app
@@ -249,6 +251,34 @@ def test_errors_are_json_sentences_for_htmx_too(api: TestClient) -> None:
     assert response.json()["detail"].startswith("Unknown language")
 
 
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lemma=st.text(max_size=45),
+    language=st.sampled_from(["en", "de", "es", "EN", ""]),
+    features=st.sampled_from(["V;PST", "N;NOM;PL", "V;SBJV;PST;1;SG", ";", "V;PST;"]),
+    beam=st.integers(-2, 20),
+)
+def test_any_inflect_request_is_answered_or_explained(
+    api: TestClient, lemma: str, language: str, features: str, beam: int
+) -> None:
+    body = {"lemma": lemma, "language": language, "features": features, "beam_width": beam}
+    response = api.post("/api/seq2seq/inflect", json=body)
+    assert response.status_code in (200, 422), response.text
+    if response.status_code == 422:
+        assert isinstance(response.json()["detail"], str)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(max_size=220))
+def test_any_sentence_is_answered_or_explained(api: TestClient, text: str) -> None:
+    response = api.post("/api/seq2seq/translate", json={"text": text, "beam_width": 2})
+    assert response.status_code in (200, 422), response.text
+
+
 @pytest.fixture
 def empty_dir(tmp_path: Path) -> Path:
     """The vocabularies but no trained model."""
@@ -447,6 +477,16 @@ class TestShippedCheckpoints:
             assert inflected["hypotheses"][0]["text"]
             translated = post(shipped, "translate", {**SENTENCE, "alpha": alpha})
             assert translated["hypotheses"][0]["text"]
+
+    def test_exact_search_means_the_n_best_hold_all_the_mass(self, shipped: TestClient) -> None:
+        exact = 0
+        for example in seq2seq_service.INFLECTION_EXAMPLES:
+            body = {"lemma": example.lemma, "language": example.language}
+            result = post(shipped, "inflect", {**body, "features": example.features})
+            if result["exact"]:
+                exact += 1
+                assert math.isclose(result["covered_mass"], 1, abs_tol=1e-4)
+        assert exact >= 1  # the widget's "exact search" badge has something to show
 
     def test_sparser_alpha_means_smaller_output_support(self, shipped: TestClient) -> None:
         example = seq2seq_service.INFLECTION_EXAMPLES[0]

@@ -264,8 +264,8 @@ def test_tiny_training_run_through_the_shared_loop(tmp_path) -> None:
     )
     assert entry["family"] == "seq2seq" and entry["steps"] == 30
     history = entry["validation_history"]
-    assert [h["step"] for h in history] == [15, 30, 30]
-    assert history[1]["loss"] < history[0]["loss"]  # the smoothed loss went down
+    assert history[0]["step"] == 15 and history[-1]["step"] == 30
+    assert history[-1]["loss"] < history[0]["loss"]  # the smoothed loss went down
     model, _ = load_model("seq2seq-inflect-tiny", tmp_path)
     inflector = Inflector(model, InflectionVocab.load())
     trace = inflector.inflect("walk", "en", "V;PST", beam_width=2)

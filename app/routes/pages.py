@@ -40,7 +40,11 @@ def library_page(request: Request, tag: str | None = None) -> HTMLResponse:
     )
 
 
-@get_and_head("/papers/{slug}", response_class=HTMLResponse)
+@get_and_head(
+    "/papers/{slug}",
+    response_class=HTMLResponse,
+    responses={404: {"description": "No paper with this slug (an HTML page says so)"}},
+)
 def paper_page(request: Request, slug: str) -> HTMLResponse:
     paper = _library(request).get(slug)
     if paper is None:

@@ -39,6 +39,7 @@ class EntmaxRequest(BaseModel):
     )
     labels: list[Label] | None = Field(
         None,
+        max_length=MAX_SCORES,
         description="optional name for each score (e.g. its token); only the HTML fragment "
         "shows them",
         examples=[["the", "cat", "sat", "on", "the", "mat", "."]],

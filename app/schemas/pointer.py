@@ -16,8 +16,9 @@ MIN_VALUES = 2
 MAX_INPUTS = 100
 MAX_BEAM_WIDTH = 16
 
-Coordinate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-Value = Annotated[float, Field(ge=-1e9, le=1e9, allow_inf_nan=False)]
+# strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
+Coordinate = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
+Value = Annotated[float, Field(strict=True, ge=-1e9, le=1e9, allow_inf_nan=False)]
 Task = Literal["hull", "tsp", "sort"]
 
 
@@ -28,7 +29,11 @@ class DecodeOptions(BaseModel):
         "greedy", description="greedy: the most probable input at each step; beam: beam search"
     )
     beam_width: int = Field(
-        8, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept by beam search (beam only)"
+        8,
+        strict=True,
+        ge=1,
+        le=MAX_BEAM_WIDTH,
+        description="hypotheses kept by beam search (beam only)",
     )
     model: str | None = Field(
         None,

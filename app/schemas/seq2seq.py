@@ -24,8 +24,10 @@ Task = Literal["inflection", "translation"]
 class DecodeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # strict: JSON numbers only; `true` or "1.5" is a wrong type, not a number to coerce.
     alpha: float = Field(
         DEFAULT_ALPHA,
+        strict=True,
         allow_inf_nan=False,
         description="picks the model trained with this α (attention and output); it must be "
         "one of the trained values listed by GET /api/seq2seq/options",
@@ -33,6 +35,7 @@ class DecodeOptions(BaseModel):
     )
     inference_alpha: float | None = Field(
         None,
+        strict=True,
         ge=MIN_INFERENCE_ALPHA,
         le=MAX_INFERENCE_ALPHA,
         allow_inf_nan=False,
@@ -40,7 +43,9 @@ class DecodeOptions(BaseModel):
         "and output scores instead of the α it was trained with (1 to 2)",
         examples=[1.8],
     )
-    beam_width: int = Field(5, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step")
+    beam_width: int = Field(
+        5, strict=True, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step"
+    )
 
 
 class InflectRequest(DecodeOptions):

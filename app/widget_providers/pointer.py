@@ -56,7 +56,9 @@ def parse_request(task: Task, inputs: Any) -> PointsRequest | ValuesRequest:
         raise WidgetError(error_sentence(exc.errors()[0])) from exc
 
 
-@register_widget("pointer-board", needs={"plotly", "js/pointer-board.js", "css/pointer.css"})
+@register_widget(
+    "pointer-board", needs={"plotly", "js/pointer-board.js", "css/pointer.css"}, pure=True
+)
 def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     task = params.get("task")
     if task not in CHECKPOINTS:

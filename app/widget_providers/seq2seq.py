@@ -19,6 +19,7 @@ from app.schemas.seq2seq import (
     MIN_INFERENCE_ALPHA,
     InflectRequest,
     ModelOption,
+    Task,
     TranslateRequest,
 )
 from app.services import ModelUnavailable
@@ -45,14 +46,13 @@ def alpha_stops(models: list[ModelOption]) -> list[dict[str, Any]]:
     ]
 
 
-def common_context(models: list[ModelOption], task: str) -> dict[str, Any]:
+def common_context(models: list[ModelOption], task: Task) -> dict[str, Any]:
     try:
         alpha = service.default_alpha(models)
     except ModelUnavailable as exc:
-        prefix = service.NAME_PREFIX[task]  # type: ignore[index]
         raise WidgetError(
             f"The {task} model is unavailable: {exc.reason}.",
-            f"python -m models.train {prefix}1.5",
+            f"python -m models.train {service.NAME_PREFIX[task]}1.5",
         ) from exc
     stops = alpha_stops(models)
     compare = [a for a in service.COMPARE_ALPHAS if a in [s["alpha"] for s in stops]]
@@ -77,7 +77,7 @@ def first_figure(env: WidgetEnv, request: InflectRequest | TranslateRequest) -> 
     return service.result_view(response)
 
 
-@register_widget("seq2seq-inflect", needs=NEEDS)
+@register_widget("seq2seq-inflect", needs=NEEDS, pure=True)
 def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).inflection
     if not options.languages:
@@ -102,7 +102,7 @@ def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     }
 
 
-@register_widget("seq2seq-translate", needs=NEEDS)
+@register_widget("seq2seq-translate", needs=NEEDS, pure=True)
 def translate_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).translation
     context = common_context(options.models, "translation")

@@ -453,9 +453,10 @@ class InflectionRecipe:
     alpha: float
     setting: str = "high"  # which training set: high | medium
     steps: int = 8_000
-    time_budget_min: float | None = 25.0
+    time_budget_min: float | None = 30.0
     emb_dim: int = 64
     hidden: int = 128
+    dropout: float = 0.2
     batch_size: int = 128
     validate_every: int = 1000
     family: str = "seq2seq"
@@ -471,7 +472,7 @@ class InflectionRecipe:
             tgt_vocab=len(self.vocab.target),
             emb_dim=self.emb_dim,
             hidden=self.hidden,
-            dropout=0.3,
+            dropout=self.dropout,
             attn_alpha=self.alpha,
             out_alpha=self.alpha,
         )

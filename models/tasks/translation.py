@@ -325,7 +325,7 @@ class TranslationRecipe:
     name: str
     alpha: float
     steps: int = 20_000
-    time_budget_min: float | None = 25.0
+    time_budget_min: float | None = 20.0
     emb_dim: int = 64
     hidden: int = 128
     family: str = "seq2seq"

@@ -33,13 +33,20 @@ def figure(widget: Locator) -> Locator:
     return widget.locator("[data-s2s-single] [data-s2s-result]")
 
 
-def wait_for_figure(widget: Locator, alpha: str, last_source: str) -> Locator:
-    """The single figure once it shows `alpha` for an input whose last source token is given."""
-    result = figure(widget)
-    expect(result).to_have_attribute("data-alpha", alpha, timeout=FIGURE_MS)
-    expect(result.locator(".s2s-col-label").last).to_have_text(last_source, timeout=FIGURE_MS)
-    expect(widget).not_to_have_attribute("data-s2s-busy", "true", timeout=FIGURE_MS)
-    return result
+def wait_for_figure(widget: Locator, alpha: str, source: str) -> Locator:
+    """The single figure once it shows `alpha` for `source` (its heatmap's column labels joined,
+    SentencePiece's word marks as spaces)."""
+    widget.page.wait_for_function(
+        """([root, alpha, source]) => {
+            const result = root.querySelector("[data-s2s-single] [data-s2s-result]");
+            if (!result || root.dataset.s2sBusy || result.dataset.alpha !== alpha) return false;
+            const labels = [...result.querySelectorAll(".s2s-col-label")].map((t) => t.textContent);
+            return labels.join("").replaceAll("\u2581", " ").trim() === source;
+        }""",
+        arg=[widget.element_handle(), alpha, source],
+        timeout=FIGURE_MS,
+    )
+    return figure(widget)
 
 
 def drag_slider(page: Page, slider: Locator, start: float, end: float) -> None:
@@ -70,12 +77,12 @@ def test_dragging_alpha_from_1_to_2_makes_the_output_support_fall(
     slider = widget.locator("[data-s2s-alpha-slider]")
 
     drag_slider(page, slider, 0.5, 0.0)
-    softmax = wait_for_figure(widget, "1.0", "k")
+    softmax = wait_for_figure(widget, "1.0", "<en><V><PST>walk")
     expect(widget.locator("[data-s2s-readout]")).to_contain_text("α = 1 (softmax)")
     softmax_support = float(softmax.get_attribute("data-mean-output-support"))
 
     drag_slider(page, slider, 0.0, 1.0)
-    sparsemax = wait_for_figure(widget, "2.0", "k")
+    sparsemax = wait_for_figure(widget, "2.0", "<en><V><PST>walk")
     sparse_support = float(sparsemax.get_attribute("data-mean-output-support"))
     assert sparse_support < softmax_support, (softmax_support, sparse_support)
     shown = float(sparsemax.locator("[data-s2s-output-support]").inner_text())
@@ -91,9 +98,8 @@ def test_typing_a_sentence_draws_its_heatmap(tracked_page: TrackedPage) -> None:
     widget = open_widget(tracked_page, TRANSLATE)
     sentence = "Could not save the selected image."
     widget.locator("textarea[name=text]").fill(sentence)
-    result = wait_for_figure(widget, "1.5", ".")
+    result = wait_for_figure(widget, "1.5", sentence)
     labels = result.locator(".s2s-col-label").all_text_contents()
-    assert "".join(labels).replace("▁", " ").strip() == sentence
     rows = result.locator(".s2s-row-label").count()
     assert rows >= 2
     assert result.locator(".s2s-heatmap-svg rect title").count() == rows * len(labels)
@@ -158,15 +164,16 @@ def test_screenshots(tracked_page: TrackedPage, width: int) -> None:
     widget = open_widget(tracked_page, INFLECT)
     widget.locator(".s2s-example", has_text="vertex").click()
     drag_slider(page, widget.locator("[data-s2s-alpha-slider]"), 0.5, 1.0)
-    wait_for_figure(widget, "2.0", "x")
+    wait_for_figure(widget, "2.0", "<en><N><PL>vertex")
     widget.screenshot(path=SCREENSHOTS / f"seq2seq-inflect-{width}.png")
     widget.locator("input[name=compare]").check()
     expect(widget.locator(".s2s-compare-column")).to_have_count(3, timeout=FIGURE_MS)
     widget.screenshot(path=SCREENSHOTS / f"seq2seq-inflect-compare-{width}.png")
     translate = page.locator(TRANSLATE)
     translate.scroll_into_view_if_needed()
-    translate.locator(".s2s-example").last.click()
-    wait_for_figure(translate, "1.5", "▁for")
+    example = translate.locator(".s2s-example").last
+    example.click()
+    wait_for_figure(translate, "1.5", example.get_attribute("data-text"))
     translate.screenshot(path=SCREENSHOTS / f"seq2seq-translate-{width}.png")
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     tracked_page.assert_clean()

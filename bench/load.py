@@ -1,0 +1,335 @@
+"""Bounded load test against real uvicorn processes on 127.0.0.1, and the page-weight check.
+
+    .venv/bin/python bench/load.py                      # 1 and 2 workers × 20 and 50 users
+    .venv/bin/python bench/load.py --workers 2 --users 20 --duration 20
+    .venv/bin/python bench/load.py --sizes              # deep-dive bytes on the wire, ± gzip
+
+Each simulated reader loops until the run's deadline: pick an action from a mix that follows a
+reader's session (page views, static files, α sliders on /api/entmax, the pointer board, the
+seq2seq widgets), send it, wait a think time, repeat. Half the API calls ask for the htmx
+fragment (`HX-Request`), as the widgets do. The server runs with the rate limit off
+(PAPERTRACE_RATE_LIMIT=0) because every simulated reader shares one address; its access log
+stays on, as in production. Each configuration runs for `--duration` seconds (≤ 60) and stops
+by itself; the server is stopped after it.
+
+Reported per configuration: requests, throughput, p50/p95/p99 latency as the client saw it,
+errors (any status other than 200) and dropped requests (connection errors or timeouts).
+Targets: no errors, nothing dropped, p95 ≤ 250 ms at 20 users with 2 workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_DURATION_S = 60.0
+REQUEST_TIMEOUT_S = 30.0
+PAPERS = ("/papers/pointer-networks", "/papers/sparse-seq2seq")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def uvicorn_server(workers: int, log_path: Path) -> Iterator[str]:
+    """`uvicorn app.main:app --workers N` on a free loopback port, until the block ends."""
+    port = free_port()
+    env = {**os.environ, "PAPERTRACE_RATE_LIMIT": "0"}
+    command = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers), "--no-access-log"]
+    log_path.parent.mkdir(exist_ok=True)
+    log_path.write_bytes(b"")
+    with log_path.open("ab") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+        try:
+            wait_until_started(server, workers, log_path)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def wait_until_started(server: subprocess.Popen[bytes], workers: int, log_path: Path) -> None:
+    """Every worker logs "Application startup complete." once its lifespan (content parsed,
+    models loaded and verified, plotly.js compressed) is done; wait for all of them."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"uvicorn exited with {server.returncode}; see {log_path}")
+        if log_path.read_text(errors="replace").count("Application startup complete") >= workers:
+            return
+        time.sleep(0.3)
+    raise RuntimeError(f"uvicorn's {workers} workers did not start within 180 s")
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    kind: str  # page | static | entmax | pointer | seq2seq
+    weight: float
+    build: Callable[[random.Random], tuple[str, str, Any]]  # -> (method, path, json body)
+
+
+def random_points(rng: random.Random, low: int, high: int) -> list[list[float]]:
+    n = rng.randint(low, high)
+    points: set[tuple[float, float]] = set()
+    while len(points) < n:
+        points.add((round(rng.random(), 3), round(rng.random(), 3)))
+    return [list(p) for p in points]
+
+
+def reader_mix(
+    options: dict[str, Any], pointer_tasks: list[str], static: list[str]
+) -> list[Action]:
+    """The actions a reader's browser sends, weighted by how often a session sends them."""
+    actions = [
+        Action("page: deep-dive", "page", 10, lambda r: ("GET", r.choice(PAPERS), None)),
+        Action("page: library", "page", 3, lambda r: ("GET", "/", None)),
+        Action("static: css/js", "static", 12, lambda r: ("GET", r.choice(static), None)),
+        Action(
+            "api: entmax slider",
+            "entmax",
+            30,
+            lambda r: (
+                "POST",
+                "/api/entmax",
+                {
+                    "scores": [round(r.uniform(-2, 3), 2) for _ in range(r.randint(5, 12))],
+                    "alpha": round(r.uniform(1, 3), 2),
+                },
+            ),
+        ),
+    ]
+    for task, weight in (("hull", 8), ("tsp", 5), ("sort", 5)):
+        if task not in pointer_tasks:
+            continue
+        if task == "sort":
+
+            def build(r: random.Random) -> tuple[str, str, Any]:
+                values = [round(r.random(), 3) for _ in range(r.randint(5, 20))]
+                return "POST", "/api/pointer/sort", {"values": values}
+        else:
+
+            def build(r: random.Random, task: str = task) -> tuple[str, str, Any]:
+                body = {"points": random_points(r, 5, 20)}
+                if r.random() < 0.2:
+                    body |= {"decoder": "beam", "beam_width": 4}
+                return "POST", f"/api/pointer/{task}", body
+
+        actions.append(Action(f"api: pointer {task}", "pointer", weight, build))
+
+    inflection = options.get("inflection", {})
+    alphas = [m["alpha"] for m in inflection.get("models", []) if m["available"]]
+    examples = inflection.get("examples", [])
+    if alphas and examples:
+
+        def inflect(r: random.Random) -> tuple[str, str, Any]:
+            example = r.choice(examples)
+            body = {k: example[k] for k in ("lemma", "language", "features")}
+            return "POST", "/api/seq2seq/inflect", body | {"alpha": r.choice(alphas)}
+
+        actions.append(Action("api: seq2seq inflect", "seq2seq", 8, inflect))
+    translation = options.get("translation", {})
+    t_alphas = [m["alpha"] for m in translation.get("models", []) if m["available"]]
+    sentences = [e["text"] for e in translation.get("examples", [])]
+    if t_alphas and sentences:
+
+        def translate(r: random.Random) -> tuple[str, str, Any]:
+            body = {"text": r.choice(sentences), "alpha": r.choice(t_alphas)}
+            return "POST", "/api/seq2seq/translate", body
+
+        actions.append(Action("api: seq2seq translate", "seq2seq", 4, translate))
+    return actions
+
+
+@dataclass
+class Results:
+    latencies_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    dropped: int = 0
+    error_samples: list[str] = field(default_factory=list)
+
+
+async def reader(
+    client: httpx.AsyncClient,
+    actions: list[Action],
+    rng: random.Random,
+    deadline: float,
+    think_s: tuple[float, float],
+    results: Results,
+) -> None:
+    weights = [a.weight for a in actions]
+    await asyncio.sleep(rng.uniform(0, think_s[1]))  # readers do not arrive in lockstep
+    while time.monotonic() < deadline:
+        action = rng.choices(actions, weights)[0]
+        method, path, body = action.build(rng)
+        headers = {"HX-Request": "true"} if body is not None and rng.random() < 0.5 else {}
+        started = time.perf_counter()
+        try:
+            response = await client.request(method, path, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            results.dropped += 1
+            results.error_samples.append(f"{action.name}: {type(exc).__name__}")
+        else:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            results.latencies_ms[action.kind].append(elapsed_ms)
+            if response.status_code != 200:
+                results.errors[action.kind] += 1
+                results.error_samples.append(f"{action.name}: {response.status_code}")
+        await asyncio.sleep(rng.uniform(*think_s))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
+
+
+async def run_load(
+    url: str, users: int, duration_s: float, think_s: tuple[float, float], seed: int
+) -> tuple[Results, float, list[Action]]:
+    limits = httpx.Limits(max_connections=users, max_keepalive_connections=users)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=REQUEST_TIMEOUT_S) as client:
+        page = (await client.get(PAPERS[0])).text + (await client.get(PAPERS[1])).text
+        static = sorted(set(re.findall(r'(?:src|href)="(/static/[^"]+\.(?:js|css))"', page)))
+        static = [s for s in static if "plotly" not in s]  # browsers keep it a year (immutable)
+        options = (await client.get("/api/seq2seq/options")).json()
+        pointer_models = (await client.get("/api/pointer/models")).json()
+        pointer_tasks = [
+            m["task"] for m in pointer_models if any(v["available"] for v in m["variants"])
+        ]
+        actions = reader_mix(options, pointer_tasks, static)
+        results = Results()
+        started = time.monotonic()
+        deadline = started + duration_s
+        await asyncio.gather(
+            *(
+                reader(client, actions, random.Random(seed + i), deadline, think_s, results)
+                for i in range(users)
+            )
+        )
+        return results, time.monotonic() - started, actions
+
+
+def summary_row(label: str, results: Results, wall_s: float) -> str:
+    everything = [v for values in results.latencies_ms.values() for v in values]
+    errors = sum(results.errors.values())
+    return (
+        f"| {label} | {len(everything) + results.dropped} | {len(everything) / wall_s:.1f} | "
+        f"{percentile(everything, 50):.0f} | {percentile(everything, 95):.0f} | "
+        f"{percentile(everything, 99):.0f} | {errors} | {results.dropped} |"
+    )
+
+
+def kind_rows(label: str, results: Results) -> list[str]:
+    rows = []
+    for kind, values in sorted(results.latencies_ms.items()):
+        rows.append(
+            f"| {label} | {kind} | {len(values)} | {percentile(values, 50):.0f} | "
+            f"{percentile(values, 95):.0f} | {percentile(values, 99):.0f} | "
+            f"{results.errors.get(kind, 0)} |"
+        )
+    return rows
+
+
+def load_test(args: argparse.Namespace) -> None:
+    think = (args.think_min, args.think_max)
+    summary = [
+        "| workers × users | requests | req/s | p50 ms | p95 ms | p99 ms | errors | dropped |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    detail = [
+        "| workers × users | kind | requests | p50 ms | p95 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    samples: list[str] = []
+    mix: list[Action] = []
+    load_before = os.getloadavg()[0]
+    for workers in args.workers:
+        with uvicorn_server(workers, ROOT / "logs" / "bench-load-server.log") as url:
+            for users in args.users:
+                results, wall_s, mix = asyncio.run(
+                    run_load(url, users, args.duration, think, args.seed)
+                )
+                label = f"{workers} × {users}"
+                summary.append(summary_row(label, results, wall_s))
+                detail.extend(kind_rows(label, results))
+                samples += results.error_samples[:5]
+                print(summary[-1], flush=True)
+    total_weight = sum(a.weight for a in mix)
+    print(
+        f"\nLoad test: {args.duration:g} s per row, think time "
+        f"{think[0]:g}-{think[1]:g} s, uvicorn on 127.0.0.1, rate limit off, seed {args.seed}; "
+        f"{os.cpu_count()} CPU cores, load average before: {load_before:.1f}.\n"
+    )
+    print("Mix: " + ", ".join(f"{a.name} {a.weight / total_weight:.0%}" for a in mix) + "\n")
+    print("\n".join(summary) + "\n")
+    print("\n".join(detail))
+    if samples:
+        print("\nFirst errors: " + "; ".join(samples))
+
+
+def page_weight() -> None:
+    """Bytes on the wire for each deep-dive with every stylesheet and script it loads
+    (plotly.js included), without and with gzip."""
+    rows = ["| page | files | identity bytes | gzip bytes | saved |", "|---|---|---|---|---|"]
+    with uvicorn_server(1, ROOT / "logs" / "bench-load-server.log") as url:
+        with httpx.Client(base_url=url, timeout=REQUEST_TIMEOUT_S) as client:
+            for path in PAPERS:
+                html = client.get(path).text
+                assets = re.findall(r'(?:src|href)="(/static/[^"]+\.(?:js|css))"', html)
+                urls = [path, *dict.fromkeys(assets)]
+                sizes = {}
+                for encoding in ("identity", "gzip"):
+                    total = 0
+                    for asset in urls:
+                        response = client.get(asset, headers={"Accept-Encoding": encoding})
+                        response.raise_for_status()
+                        total += response.num_bytes_downloaded
+                    sizes[encoding] = total
+                saved = 1 - sizes["gzip"] / sizes["identity"]
+                rows.append(
+                    f"| {path} | {len(urls)} | {sizes['identity']:,} | {sizes['gzip']:,} | "
+                    f"{saved:.0%} |"
+                )
+    print("\n".join(rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--users", type=int, nargs="+", default=[20, 50])
+    parser.add_argument("--duration", type=float, default=25.0, help="seconds per row (≤ 60)")
+    parser.add_argument("--think-min", type=float, default=0.25)
+    parser.add_argument("--think-max", type=float, default=0.75)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sizes", action="store_true", help="page weight, ± gzip, then exit")
+    args = parser.parse_args()
+    if args.sizes:
+        page_weight()
+        return
+    if not 0 < args.duration <= MAX_DURATION_S:
+        parser.error(f"--duration must be in (0, {MAX_DURATION_S:g}] seconds")
+    load_test(args)
+
+
+if __name__ == "__main__":
+    main()
