@@ -36,11 +36,12 @@ async def send_json_error(
 
 
 def too_large_sentence(limit: int, size: int | None = None) -> str:
-    told = f"is {size:,} bytes" if size is not None else "is longer than that"
-    return (
-        f"The request body {told}; this server accepts at most {limit:,} bytes. "
-        "Send fewer points or values, or a shorter text."
-    )
+    """`size` is the declared length; a chunked body is refused before its end is known."""
+    if size is None:
+        told = f"is over {limit:,} bytes, the most this server accepts"
+    else:
+        told = f"is {size:,} bytes; this server accepts at most {limit:,} bytes"
+    return f"The request body {told}. Send fewer points or values, or a shorter text."
 
 
 class BodySizeLimit:

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from app.schemas.seq2seq import (
     DEFAULT_ALPHA,
     InflectionExample,
@@ -37,11 +35,6 @@ from app.services import ModelRegistry, ModelUnavailable, register_loader
 from models.seq2seq import UNK, Trace
 from models.tasks.inflection import Inflector, InvalidInflectionInput, inflection_options
 from models.tasks.translation import InvalidTranslationInput, Translator
-
-# One intra-op thread per decode (as in app.pointer_service): requests already run in parallel
-# threads, and on a busy CPU two torch threads per step spin against each other (measured: a
-# 12-word translation 0.4 s with one thread, 8 s with two, under load).
-torch.set_num_threads(1)
 
 # The α values the deep-dive ships for each task; more appear when their checkpoints exist.
 SHIPPED_ALPHAS = (1.0, 1.5, 2.0)

@@ -82,6 +82,10 @@ def _check_finite_rows(row_max: Tensor) -> None:
 # `lower` is a lower bound on τ (None: the universal one, max z̃ - 1 = -1); the sort-based
 # solvers do not need it. Each solver returns τ as (rows, 1); with `final` False, any lower
 # bound on τ will do (it only prunes the next level), which lets Newton stop early.
+#
+# On this CPU a call on rows of a few dozen entries costs a few µs per tensor operation,
+# whatever the size, so the solvers keep operations few: no python loops over rows, no
+# synchronising reads except Newton's stopping test, masked compares rather than indexing.
 
 
 _SORT_CHUNK = 8192  # entries per torch.sort call: larger CPU sorts cost ~3× more per entry
@@ -111,31 +115,40 @@ _INVERSE_RANKS: dict[tuple[int, torch.dtype], Tensor] = {}
 
 
 def _sparsemax_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
+    """Sparsemax threshold of the rows of v (rows, k); see `_sparsemax_tau_sorted`."""
+    return _sparsemax_tau_sorted(_sort_descending(v))
+
+
+def _sparsemax_tau_sorted(srt: Tensor) -> Tensor:
     r"""Sort-based sparsemax threshold (Martins & Astudillo 2016, Algorithm 1).
 
-    With $z_{(1)} \ge \dots \ge z_{(k)}$, each prefix gives the threshold
+    With $z_{(1)} \ge \dots \ge z_{(k)}$ (the rows of `srt`), each prefix gives the threshold
     $\tau_j = (\sum_{i \le j} z_{(i)} - 1) / j$ that would make it the support, and
     $\tau = \tau_s$ for the support size $s = \max\{j : z_{(j)} > \tau_j\}$. Every prefix sums to
     1 at its own $\tau_j$, so $\sum_i [z_i - \tau_j]_+ \ge 1$ and $\tau_j \le \tau$: the threshold
     is simply $\tau = \max_j \tau_j$, with no search for s.
     """
-    srt = _sort_descending(v)  # (rows, k)
-    return ((srt.cumsum(-1) - 1) * _inverse_ranks(v.shape[-1], v.dtype)).amax(-1, keepdim=True)
+    inv_rank = _inverse_ranks(srt.shape[-1], srt.dtype)
+    return ((srt.cumsum(-1) - 1) * inv_rank).amax(-1, keepdim=True)
 
 
 def _entmax15_tau(v: Tensor, lower: Tensor | None = None, final: bool = True) -> Tensor:
+    """1.5-entmax threshold of the rows of v (rows, k); see `_entmax15_tau_sorted`."""
+    return _entmax15_tau_sorted(_sort_descending(v))
+
+
+def _entmax15_tau_sorted(srt: Tensor) -> Tensor:
     r"""Sort-based exact 1.5-entmax threshold (Peters et al. 2019, Algorithm 2).
 
-    For each prefix of size j of the sorted $\tilde z$, the threshold that would make it the
-    support solves $\sum_{i \le j} (\tilde z_{(i)} - \tau)^2 = 1$:
+    For each prefix of size j of the sorted $\tilde z$ (the rows of `srt`), the threshold that
+    would make it the support solves $\sum_{i \le j} (\tilde z_{(i)} - \tau)^2 = 1$:
     $\tau_j = M_j - \sqrt{1/j - S_j}$, with the prefix mean $M_j$ and variance
     $S_j = \overline{\tilde z^2}_j - M_j^2$. A prefix is consistent when
     $\tau_j \le \tilde z_{(j)}$; then $\sum_i [\tilde z_i - \tau_j]_+^2 \ge 1$, so
     $\tau_j \le \tau$, with equality at the support size: $\tau$ is the largest consistent
-    $\tau_j$.
+    $\tau_j$. `srt` should be relative to the row maximum, against cancellation in $S_j$.
     """
-    srt = _sort_descending(v)  # (rows, k)
-    inv_rank = _inverse_ranks(v.shape[-1], v.dtype)
+    inv_rank = _inverse_ranks(srt.shape[-1], srt.dtype)
     mean = srt.cumsum(-1) * inv_rank
     mean_sq = (srt * srt).cumsum(-1) * inv_rank
     # -inf padding makes NaN here (inf - inf); NaN fails the consistency test below
@@ -221,10 +234,12 @@ def _bracketed_newton_tau(
 # it are skipped whole. Pooling recursively (8 or 16 entries per block) until a row has at
 # most _LEAF entries, each level hands the next a tight bound and a few candidates, and the exact
 # solvers above run on (rows, ~support size) instead of (rows, d). Only the max-pooling of
-# the first level reads the whole input.
+# the first level reads the whole input. Rows of at most _DENSE_MAX entries (attention over a
+# sentence, pointers over a few dozen inputs) skip all this: one sort of the whole row at
+# α = 2 or 1.5 (`_sorted_forward`), Newton on the whole row otherwise.
 
 _LEAF = 32
-_DENSE_MAX = 64  # rows up to this length skip pooling
+_DENSE_MAX = 64
 _Solver = Callable[[Tensor, Tensor | None, bool], Tensor]  # (v, lower, final) -> τ
 _DENSE_FRACTION = 0.5  # above this share of candidate blocks, scan the whole row
 _MARGIN = 1e-9  # slack on the lower bound, in units of z̃, against rounding
@@ -300,8 +315,6 @@ def _solve(
     """
     levels = [z]
     pooled = []
-    # Short rows (attention over a sentence, pointers over a few dozen inputs) are solved whole:
-    # one sort or a few Newton steps cost less than the pooling machinery.
     while levels[-1].shape[-1] > (_DENSE_MAX if not pooled else _LEAF):
         padded, block_max = _pool(levels[-1])
         pooled.append(padded)
@@ -348,6 +361,8 @@ def _sparse_forward(
     if z.shape[0] == 0:
         empty = torch.zeros_like(z)
         return empty, z.new_zeros((0, 1)), _Sparse(empty.to(torch.float64), None)
+    if not newton and alpha in (1.5, 2.0) and z.shape[-1] <= _DENSE_MAX:
+        return _sorted_forward(z, alpha)
     z = z.contiguous()
     # z̃ = scale * z; a python float where possible keeps the small ops cheap
     scale = alpha - 1 if isinstance(alpha, float) else alpha.to(torch.float64) - 1
@@ -365,6 +380,28 @@ def _sparse_forward(
         p_v = p_v / p_v.sum(-1, keepdim=True)
     tau_abs = (tau + scale * row_max).to(z.dtype)
     return _unpack(p_v, columns, z), tau_abs, _Sparse(p_v, columns)
+
+
+def _sorted_forward(z: Tensor, alpha: float) -> tuple[Tensor, Tensor, _Sparse]:
+    """`_sparse_forward` for short rows at α = 2 or 1.5: sort each whole row once.
+
+    On rows of a few dozen scores the cost is the number of tensor operations, not their size,
+    so this path keeps them few.
+    """
+    z_tilde = z.to(torch.float64)  # (rows, d)
+    if alpha == 1.5:
+        z_tilde = z_tilde * 0.5
+    srt = _sort_descending(z_tilde)
+    row_max = srt[:, :1]
+    _check_finite_rows(row_max)
+    if alpha == 2:
+        # (Σ z - 1) / j loses nothing to cancellation: no need to centre the scores
+        tau = _sparsemax_tau_sorted(srt)
+        p_v = (z_tilde - tau).clamp_min_(0)
+    else:
+        tau = _entmax15_tau_sorted(srt - row_max) + row_max
+        p_v = (z_tilde - tau).clamp_min_(0).square_()
+    return p_v.to(z.dtype), tau.to(z.dtype), _Sparse(p_v, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,6 +562,63 @@ def _alpha_rows(alpha: Tensor, x: Tensor, dim: int) -> Tensor:
     return _to_rows(alpha.expand(keep_shape), dim)
 
 
+class _NoGradContext:
+    """Stands in for autograd's ctx when no gradient is needed.
+
+    `Function.apply` costs several µs per call, which is a large share of the time on short rows
+    at inference; when nothing requires grad the forward is called directly with this instead.
+    """
+
+    def save_for_backward(self, *tensors: Tensor) -> None:
+        pass
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        pass
+
+
+def _apply(function: type[Function], *args: object) -> tuple[Tensor, Tensor]:
+    if torch.is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        return function.apply(*args)
+    return function.forward(_NoGradContext(), *args)
+
+
+def _entmax_rows(x: Tensor, alpha: float | Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """α-entmax of `x` along `dim` as (p, τ) on rows: (rows, d) and (rows, 1)."""
+    rows = _to_rows(x, dim)
+    if not isinstance(alpha, Tensor):
+        if alpha < 1:
+            raise ValueError(f"entmax: alpha must be >= 1, got {alpha}")
+        if alpha == 1:
+            return _apply(_SoftmaxAlphaFunction, rows, x.new_ones(()).view(1, 1))
+        if alpha == 2:
+            return _apply(_SparsemaxFunction, rows)
+        if alpha == 1.5:
+            return _apply(_Entmax15Function, rows)
+        # float64 keeps α exact; no gradient flows to a python float
+        alpha_rows = torch.full((rows.shape[0], 1), float(alpha), dtype=torch.float64)
+        return _apply(_EntmaxAlphaFunction, rows, alpha_rows, float(alpha))
+
+    alpha_rows = _alpha_rows(alpha, x, dim)
+    if alpha.numel() == 1:  # one α for all rows: decide on the python float
+        same = float(alpha.detach())
+        all_softmax, any_softmax, same_alpha = same == 1, same == 1, same
+    else:
+        is_softmax = alpha_rows == 1
+        all_softmax, any_softmax = bool(is_softmax.all()), bool(is_softmax.any())
+        same_alpha = None
+        same = float(alpha_rows.detach().min())
+    if same < 1:
+        raise ValueError("entmax: every alpha must be >= 1")
+    if all_softmax:
+        return _apply(_SoftmaxAlphaFunction, rows, alpha_rows)
+    if not any_softmax:
+        return _apply(_EntmaxAlphaFunction, rows, alpha_rows, same_alpha)
+    p_soft, tau_soft = _apply(_SoftmaxAlphaFunction, rows, alpha_rows)
+    safe_alpha = torch.where(is_softmax, 2, alpha_rows)
+    p_ent, tau_ent = _apply(_EntmaxAlphaFunction, rows, safe_alpha, None)
+    return torch.where(is_softmax, p_soft, p_ent), torch.where(is_softmax, tau_soft, tau_ent)
+
+
 def entmax_with_tau(x: Tensor, alpha: float | Tensor, dim: int = -1) -> tuple[Tensor, Tensor]:
     r"""α-entmax along `dim` and its threshold τ.
 
@@ -534,44 +628,7 @@ def entmax_with_tau(x: Tensor, alpha: float | Tensor, dim: int = -1) -> tuple[Te
     `x` with `dim` of size 1 (or of the shape of `x` without `dim`); a tensor α that requires grad
     receives ∂loss/∂α. A python float 2 or 1.5 takes the exact sort-based path.
     """
-    if not isinstance(alpha, Tensor):
-        if alpha < 1:
-            raise ValueError(f"entmax: alpha must be >= 1, got {alpha}")
-        if alpha == 1:
-            p, tau = _SoftmaxAlphaFunction.apply(_to_rows(x, dim), x.new_ones(()).view(1, 1))
-        elif alpha == 2:
-            p, tau = _SparsemaxFunction.apply(_to_rows(x, dim))
-        elif alpha == 1.5:
-            p, tau = _Entmax15Function.apply(_to_rows(x, dim))
-        else:
-            rows = _to_rows(x, dim)
-            # float64 keeps α exact; no gradient flows to a python float
-            alpha_rows = torch.full((rows.shape[0], 1), float(alpha), dtype=torch.float64)
-            p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows, float(alpha))
-        return _from_rows(p, x, dim), _from_rows(tau, x.narrow(dim, 0, 1), dim)
-
-    rows = _to_rows(x, dim)
-    alpha_rows = _alpha_rows(alpha, x, dim)
-    if alpha.numel() == 1:  # one α for all rows: decide on the python float
-        same = float(alpha.detach())
-        all_softmax, any_softmax, same_alpha = same == 1, same == 1, same
-    else:
-        is_softmax = alpha_rows == 1
-        all_softmax, any_softmax = bool(is_softmax.all()), bool(is_softmax.any())
-        same_alpha = None
-        same = float(alpha_rows.min())
-    if same < 1:
-        raise ValueError("entmax: every alpha must be >= 1")
-    if all_softmax:
-        p, tau = _SoftmaxAlphaFunction.apply(rows, alpha_rows)
-    elif not any_softmax:
-        p, tau = _EntmaxAlphaFunction.apply(rows, alpha_rows, same_alpha)
-    else:
-        p_soft, tau_soft = _SoftmaxAlphaFunction.apply(rows, alpha_rows)
-        safe_alpha = torch.where(is_softmax, 2, alpha_rows)
-        p_ent, tau_ent = _EntmaxAlphaFunction.apply(rows, safe_alpha, None)
-        p = torch.where(is_softmax, p_soft, p_ent)
-        tau = torch.where(is_softmax, tau_soft, tau_ent)
+    p, tau = _entmax_rows(x, alpha, dim)
     return _from_rows(p, x, dim), _from_rows(tau, x.narrow(dim, 0, 1), dim)
 
 
@@ -587,17 +644,17 @@ def entmax(x: Tensor, alpha: float | Tensor, dim: int = -1) -> Tensor:
         if bool(torch.isnan(p.select(dim, 0)).any()):
             raise ValueError(_ALL_MASKED)
         return p
-    return entmax_with_tau(x, alpha, dim)[0]
+    return _from_rows(_entmax_rows(x, alpha, dim)[0], x, dim)
 
 
 def sparsemax(x: Tensor, dim: int = -1) -> Tensor:
     r"""Sparsemax along `dim` (Martins & Astudillo 2016, eq. 2): $p = [x - \tau]_+$."""
-    return entmax_with_tau(x, 2.0, dim)[0]
+    return _from_rows(_entmax_rows(x, 2.0, dim)[0], x, dim)
 
 
 def entmax15(x: Tensor, dim: int = -1) -> Tensor:
     r"""Exact 1.5-entmax along `dim` (Peters et al. 2019, Alg. 2): $p = [x/2 - \tau]_+^2$."""
-    return entmax_with_tau(x, 1.5, dim)[0]
+    return _from_rows(_entmax_rows(x, 1.5, dim)[0], x, dim)
 
 
 # ---------------------------------------------------------------------------------------------

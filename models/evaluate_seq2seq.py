@@ -49,7 +49,7 @@ def model_name(task: str, alpha: float, setting: str = "high") -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tables", default="inflection,translation,sparsity,data")
+    parser.add_argument("--tables", default="inflection,translation,sparsity,data,training")
     parser.add_argument("--limit", type=int, default=0, help="test inputs per model (0: all)")
     parser.add_argument("--threads", type=int, default=1)
 
@@ -296,6 +296,38 @@ def data_tables() -> dict:
     }
 
 
+def training_table() -> dict:
+    """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
+    manifest = read_manifest(CHECKPOINT_DIR)
+    names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
+    names += [model_name("translation", a) for a in ALPHAS]
+    rows = []
+    for name in names:
+        entry = manifest.get(name)
+        if entry is None:
+            rows.append([name, "not trained", "", "", "", ""])
+            continue
+        metrics = ", ".join(f"{k} {v:g}" for k, v in entry["metrics"].items())
+        rows.append(
+            [
+                name,
+                f"{entry['parameters']:,}",
+                f"{entry['steps']:,} × {entry['batch_size']}",
+                f"{entry['wall_time_s'] / 60:.1f} min",
+                f"{entry['size_bytes'] / 1e6:.1f} MB",
+                metrics,
+            ]
+        )
+    return {
+        "caption": "Training: one CPU thread per model, on a 2-core machine shared with other jobs",
+        "columns": ["checkpoint", "parameters", "steps × batch", "wall time", "size", "dev"],
+        "rows": rows,
+        "note": "Adam, linear warm-up then cosine decay to 5%, gradient-norm clip 2; each run "
+        "stops when its step count or its time budget runs out, whichever comes first. "
+        "Steps differ between α because the machine's load changed during the runs.",
+    }
+
+
 def evaluate(args: argparse.Namespace) -> dict[str, dict]:
     torch.set_num_threads(args.threads)
     wanted = set(args.tables.split(","))
@@ -319,4 +351,6 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         tables["sparsity"] = sparsity_table(inflection_results, translation_results)
     if "data" in wanted:
         tables.update(data_tables())
+    if "training" in wanted:
+        tables["training"] = training_table()
     return tables

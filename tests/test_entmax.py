@@ -77,6 +77,15 @@ def test_agrees_with_reference_on_large_float32(shape, alpha):
     assert_close(entmax(x, alpha), reference_entmax(x, alpha, -1), torch.float32)
 
 
+@pytest.mark.parametrize("alpha", [1.3, 1.5, 2.0, 3.0])
+@pytest.mark.parametrize("width", [64, 65])
+def test_whole_row_and_pooled_paths_meet(width, alpha):
+    """Rows of up to 64 entries are solved whole (sorted in blocks of rows), longer ones pooled."""
+    x = torch.randn(300, width, generator=torch.Generator().manual_seed(10), dtype=torch.float64)
+    x[::7, ::3] = float("-inf")
+    assert_close(entmax(x, alpha), reference_entmax(x, alpha, -1), torch.float64)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("scale", [1e-5, 1e4])
