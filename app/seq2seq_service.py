@@ -223,16 +223,25 @@ def inflect(registry: ModelRegistry, request: InflectRequest) -> Seq2SeqResponse
     return trace_response("inflection", trace, model_info(served, alpha), started)
 
 
-def unknown_characters(translator: Translator, text: str) -> str:
-    """Characters of `text` that the source tokenizer maps to <unk>."""
+def check_readable(translator: Translator, text: str) -> None:
+    """InvalidSeq2SeqInput unless the source tokenizer turns `text` into known pieces."""
     pieces = translator.source_sp.encode(text, out_type=str)
+    if not pieces:
+        raise InvalidSeq2SeqInput(
+            "The sentence has nothing the model can read (only invisible or control "
+            "characters); type some words."
+        )
     unknown = {
         ch
         for piece in pieces
         if translator.source_sp.piece_to_id(piece) == UNK
         for ch in piece.replace("▁", "")
     }
-    return "".join(sorted(unknown))
+    if unknown:
+        raise InvalidSeq2SeqInput(
+            "The sentence has characters the translation model never saw: "
+            f"{''.join(sorted(unknown))}; remove or replace them."
+        )
 
 
 def translate(registry: ModelRegistry, request: TranslateRequest) -> Seq2SeqResponse:
@@ -240,12 +249,7 @@ def translate(registry: ModelRegistry, request: TranslateRequest) -> Seq2SeqResp
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Translator)
-    unknown = unknown_characters(served.runner, request.text)
-    if unknown:
-        raise InvalidSeq2SeqInput(
-            f"The sentence has characters the translation model never saw: {unknown}; "
-            "remove or replace them."
-        )
+    check_readable(served.runner, request.text)
     try:
         trace = served.runner.translate(request.text, request.beam_width, alpha, alpha)
     except InvalidTranslationInput as exc:

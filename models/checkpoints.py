@@ -79,6 +79,7 @@ def save_checkpoint(model: nn.Module, name: str, entry: dict, directory: Path) -
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     tmp = directory / f".{name}.{os.getpid()}.tmp"
     save_file(state, tmp, metadata={"name": name, "family": entry["family"]})
+    tmp.chmod(0o644)  # readable by the web server whichever user it runs as
     tmp.replace(path)
     entry = {**entry, "file": path.name, "size_bytes": path.stat().st_size}
     entry["sha256"] = sha256_file(path)

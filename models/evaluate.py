@@ -11,8 +11,10 @@ one table at a time (see its `--tables` option).
 """
 
 import argparse
+import fcntl
 import importlib
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,13 +27,21 @@ def write_results(family: str, tables: dict[str, dict], directory: Path = RESULT
     """Merge the new tables into content/results/<family>.json and return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{family}.json"
-    existing = json.loads(path.read_text())["tables"] if path.exists() else {}
-    document = {
-        "generated_by": f"python -m models.evaluate {family}",
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "tables": {**existing, **tables},
-    }
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # evaluations of different tables may finish together
+        existing = json.loads(path.read_text())["tables"] if path.exists() else {}
+        document = {
+            "generated_by": f"python -m models.evaluate {family}",
+            "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "tables": {**existing, **tables},
+        }
+        tmp = directory / f".{family}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
     return path
 
 

@@ -374,6 +374,12 @@ class Trace:
         return asdict(self)
 
 
+def six_digits(x: float) -> float:
+    """Six significant digits: short JSON, yet a tiny nonzero weight never rounds to an exact 0
+    (which sparse mappings give, and the figures draw differently)."""
+    return float(f"{x:.6g}")
+
+
 def decode(
     model: Seq2Seq,
     source_ids: Sequence[int],
@@ -402,10 +408,10 @@ def decode(
         steps.append(
             Step(
                 token=target_vocab[token],
-                attention=[round(float(a), 6) for a in attention],
+                attention=[six_digits(float(a)) for a in attention],
                 attention_support=int((attention > 0).sum()),
                 output=[
-                    OutputEntry(target_vocab[i], round(float(p), 6))
+                    OutputEntry(target_vocab[i], six_digits(p))
                     for p, i in zip(top_p.tolist(), top_i.tolist(), strict=True)
                 ],
                 support_size=support,

@@ -152,6 +152,28 @@ def test_output_support_is_full_under_softmax_and_shrinks_under_sparsemax(
     assert mean_support(sparsemax) < vocab
 
 
+def test_softmax_weights_too_small_to_print_are_still_nonzero(tmp_path: Path) -> None:
+    """Exact zeros are what the figures single out, so a tiny softmax weight must not round to 0.
+    Scaled-up scores make softmax put nearly all its mass on one entry."""
+    copy_vocabularies(tmp_path)
+    vocab = InflectionVocab.load(tmp_path)
+    torch.manual_seed(0)
+    config = Config(len(vocab.source), len(vocab.target), emb_dim=16, hidden=32, dropout=0.0)
+    config.attn_alpha = config.out_alpha = 1.0
+    model = Seq2Seq(config)
+    with torch.no_grad():
+        model.attn_score.weight.mul_(400)
+        model.generator.weight.mul_(400)
+    entry = {"family": "seq2seq", "task": "inflection", "config": asdict(config)}
+    save_checkpoint(model, "seq2seq-inflect-a1", entry, tmp_path)
+    with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
+        result = post(client, "inflect", {**SWIM, "alpha": 1})
+    attention = [a for step in result["steps"] for a in step["attention"]]
+    output = [e["probability"] for step in result["steps"] for e in step["output"]]
+    assert min(attention) < 1e-6 and min(output) < 1e-6  # the case that used to print as 0
+    assert min(attention) > 0 and min(output) > 0
+
+
 def test_inference_alpha_redecodes_the_chosen_model_and_says_so(api: TestClient) -> None:
     result = post(api, "inflect", {**SWIM, "alpha": 2, "inference_alpha": 1})
     model = result["model"]
@@ -214,6 +236,7 @@ TRANSLATE_ERRORS = [
     ({"text": " ".join(["word"] * 31)}, "it has 31 words"),
     ({"text": " ".join(["abcdefghij"] * 19)}, "it has 19 words and 208 characters"),
     ({"text": "Open the ☃ file"}, "never saw: ☃"),
+    ({"text": "\u200b\ufeff"}, "nothing the model can read"),
     ({**SENTENCE, "alpha": 3}, "no translation model trained with α = 3; pick one of 1, 1.5, 2"),
     ({**SENTENCE, "beam_width": 99}, "`beam_width` must be at most 16"),
     ({}, "needs a `text`"),
@@ -305,6 +328,23 @@ def test_a_missing_model_is_a_503_that_says_how_to_train_it(
         for widget in ("seq2seq-inflect", "seq2seq-translate"):
             assert f'data-widget="{widget}"' in page.text  # the error box in its place
         assert "model is unavailable" in page.text
+
+
+def test_the_widget_starts_from_a_trained_alpha_while_others_are_missing(
+    tiny_dir: Path, tmp_path: Path
+) -> None:
+    partial = tmp_path / "partial"
+    shutil.copytree(tiny_dir, partial)
+    manifest = read_manifest(partial)
+    for name in ("seq2seq-inflect-a1.5", "seq2seq-inflect-a2"):
+        del manifest[name]
+    (partial / "manifest.json").write_text(json.dumps(manifest))
+    with TestClient(create_app(checkpoint_dir=partial)) as client:
+        html = client.get("/papers/sparse-seq2seq").text
+    start = html.index('id="seq2seq-inflect"')
+    block = html[start : html.index("</figure>", start)]
+    assert 'data-alpha="1.0"' in block and "seq2seq-inflect-a1" in block
+    assert block.count('class="s2s-stop-missing"') == 2
 
 
 def test_a_corrupt_checkpoint_is_a_503(tiny_dir: Path, tmp_path: Path) -> None:

@@ -214,36 +214,25 @@
       const generation = ++this.generation;
       if (this.controller) this.controller.abort();
       this.controller = new AbortController();
+      const signal = this.controller.signal;
       this.writeUrl(this.state());
       const requests = this.requests();
       const comparing = this.field("compare").checked;
       this.root.dataset.s2sBusy = "true";
       try {
-        const fragments = await Promise.all(
-          requests.map((request) => this.fetchFragment(request.body, comparing, this.controller.signal)),
-        );
-        if (generation !== this.generation) return;
-        this.status.hidden = true;
-        this.status.textContent = "";
         if (comparing) {
-          this.compare.replaceChildren(
-            ...requests.map((request, i) => {
-              const column = document.createElement("section");
-              column.className = "s2s-compare-column";
-              const title = document.createElement("p");
-              title.className = "s2s-compare-title";
-              title.textContent = request.title;
-              const body = document.createElement("div");
-              body.innerHTML = fragments[i];
-              column.append(title, body);
-              return column;
-            }),
-          );
+          const columns = await this.compareColumns(requests, signal);
+          if (generation !== this.generation) return;
+          this.compare.replaceChildren(...columns);
         } else {
-          this.single.innerHTML = fragments[0];
+          const fragment = await this.fetchFragment(requests[0].body, false, signal);
+          if (generation !== this.generation) return;
+          this.single.innerHTML = fragment;
         }
         this.single.hidden = comparing;
         this.compare.hidden = !comparing;
+        this.status.hidden = true;
+        this.status.textContent = "";
         this.root.classList.remove("s2s-stale");
       } catch (error) {
         if (error.name === "AbortError" || generation !== this.generation) return;
@@ -253,6 +242,34 @@
       } finally {
         if (generation === this.generation) delete this.root.dataset.s2sBusy;
       }
+    }
+
+    // One column per α; a column whose model cannot answer (say, not trained yet) says why,
+    // the others still draw. If no column can answer, the caller shows the first reason.
+    async compareColumns(requests, signal) {
+      const settled = await Promise.allSettled(
+        requests.map((request) => this.fetchFragment(request.body, true, signal)),
+      );
+      const failures = settled.filter((outcome) => outcome.status === "rejected");
+      const aborted = failures.find((outcome) => outcome.reason.name === "AbortError");
+      if (aborted) throw aborted.reason;
+      if (failures.length === settled.length) throw failures[0].reason;
+      return settled.map((outcome, i) => {
+        const column = document.createElement("section");
+        column.className = "s2s-compare-column";
+        const title = document.createElement("p");
+        title.className = "s2s-compare-title";
+        title.textContent = requests[i].title;
+        const body = document.createElement("div");
+        if (outcome.status === "fulfilled") {
+          body.innerHTML = outcome.value;
+        } else {
+          body.className = "s2s-column-error";
+          body.textContent = outcome.reason.message;
+        }
+        column.append(title, body);
+        return column;
+      });
     }
   }
 
