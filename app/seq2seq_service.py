@@ -382,8 +382,8 @@ def result_view(response: Seq2SeqResponse, compact: bool = False) -> dict[str, A
             "result": response,
             "compact": compact,
             "heatmap": heatmap_view(response),
-            "mean_attention_support": round(mean_attention, 2),
-            "mean_output_support": round(mean_output, 2),
+            "mean_attention_support": f"{mean_attention:.2f}".rstrip("0").rstrip("."),
+            "mean_output_support": f"{mean_output:.2f}".rstrip("0").rstrip("."),
             "steps": [
                 {
                     "step": step,

@@ -166,55 +166,62 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
     for n in (5, 10, 20, 30, 40, 50):
         count = count_for("tsp", n)
         points = _test_set("tsp", n, count)
-        references, method = tsp_references(points, n)
-        reference = float(
-            np.mean([tsp.tour_length(p, t) for p, t in zip(points, references, strict=True)])
-        )
-
-        def mean_length(tours: list[list[int]], pts: np.ndarray = points) -> float:
-            return float(np.mean([tsp.tour_length(p, t) for p, t in zip(pts, tours, strict=True)]))
-
-        greedy_tours = [t.order for t in _greedy_all(model, points)]
-        beam_best, beam_shortest = [], []
+        solver_tours, method = tsp_references(points, n)
+        tours: dict[str, list] = {"solver": list(solver_tours)}
+        tours["greedy"] = [t.order for t in _greedy_all(model, points)]
+        tours["beam"], tours["beam shortest"] = [], []
         for p in points:
             candidates = [c.order for c in beam_candidates(model, p, BEAM)]
-            beam_best.append(candidates[0])
-            beam_shortest.append(min(candidates, key=lambda t, p=p: tsp.tour_length(p, t)))
-        assert all(tsp.is_valid_tour(t, n) for t in greedy_tours + beam_best)
+            tours["beam"].append(candidates[0])
+            tours["beam shortest"].append(min(candidates, key=lambda t, p=p: tsp.tour_length(p, t)))
+        tours["nearest neighbour"] = [tsp.nearest_neighbour(p) for p in points]
+        tours["farthest insertion"] = [tsp.farthest_insertion(p) for p in points]
+        tours["2-opt"] = [
+            tsp.two_opt(p, t) for p, t in zip(points, tours["nearest neighbour"], strict=True)
+        ]
+        tours["christofides"] = [tsp.christofides(p) for p in points]
+        tours["christofides 2-opt"] = [
+            tsp.two_opt(p, t) for p, t in zip(points, tours["christofides"], strict=True)
+        ]
+        assert all(tsp.is_valid_tour(list(t), n) for group in tours.values() for t in group)
+        lengths = {
+            name: np.array([tsp.tour_length(p, t) for p, t in zip(points, group, strict=True)])
+            for name, group in tours.items()
+        }
+        # per instance, the shortest tour any method here found (exact where Held–Karp ran)
+        best = np.min(np.stack(list(lengths.values())), axis=0)
+        reference = float(best.mean())
+        exact = n <= tsp.HELD_KARP_MAX_N
+        label = method if exact else "best known: shortest of OR-Tools and every tour here"
         paper = PAPER_TSP[n]
+
+        def cell(name: str, lengths: dict = lengths, reference: float = reference) -> str:
+            return _length(float(lengths[name].mean()), reference)
+
         main_rows.append(
             [
                 str(n),
                 str(count),
-                method,
+                label,
                 f"{reference:.3f}",
-                _length(mean_length(greedy_tours), reference),
-                _length(mean_length(beam_best), reference),
-                _length(mean_length(beam_shortest), reference),
+                cell("greedy"),
+                cell("beam"),
+                cell("beam shortest"),
                 paper[0],
                 paper[4],
             ]
         )
         _log(f"tsp n={n}: {main_rows[-1]}")
-        nn_tours = [tsp.nearest_neighbour(p) for p in points]
-        christofides = [tsp.christofides(p) for p in points]
         baseline_rows.append(
             [
                 str(n),
                 str(count),
-                _length(mean_length(nn_tours), reference),
-                _length(mean_length([tsp.farthest_insertion(p) for p in points]), reference),
-                _length(
-                    mean_length([tsp.two_opt(p, t) for p, t in zip(points, nn_tours, strict=True)]),
-                    reference,
-                ),
-                _length(mean_length(christofides), reference),
-                _length(
-                    mean_length(
-                        [tsp.two_opt(p, t) for p, t in zip(points, christofides, strict=True)]
-                    ),
-                    reference,
-                ),
+                cell("nearest neighbour"),
+                cell("farthest insertion"),
+                cell("2-opt"),
+                cell("christofides"),
+                cell("christofides 2-opt"),
+                "exact" if exact else cell("solver"),
                 f"{reference:.3f}",
                 paper[1],
                 paper[2],
@@ -238,8 +245,11 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
         ],
         "rows": main_rows,
         "note": f"Beam {BEAM} keeps the most probable valid tour; 'shortest' keeps the shortest "
-        f"of the {BEAM} finished beam tours (the model proposes, the length decides). "
-        + _model_note(entry),
+        f"of the {BEAM} finished beam tours (the model proposes, the length decides). Reference: "
+        "exact Held–Karp for n ≤ 12; beyond, per instance the shortest tour found by any method "
+        "in these two tables (OR-Tools, the classical baselines, our model), not proven "
+        "optimal, so gaps there are lower bounds on the gap to optimal (see "
+        "tsp-reference-check for n = 20). " + _model_note(entry),
     }
     baselines = {
         "caption": "TSP classical baselines on the same test instances (mean length, gap to the "
@@ -252,6 +262,7 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
             "2-opt (from nearest neighbour)",
             "Christofides",
             "Christofides + 2-opt",
+            "OR-Tools",
             "reference",
             "paper A1",
             "paper A2",
@@ -259,13 +270,17 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
         ],
         "rows": baseline_rows,
         "note": "Christofides via networkx; 2-opt applies the best improving move until none is "
-        "left. Paper: A1 and A2 are O(n²) heuristics, A3 is Christofides + 2-opt.",
+        "left. OR-Tools: guided local search under a wall-clock limit ("
+        + ", ".join(f"n = {n}: {ms} ms" for n, ms in ORTOOLS_MS.items())
+        + "), run on a machine shared by many processes, so it got far less CPU than that and "
+        "is weak at n ≥ 30. Paper: A1 and A2 are O(n²) heuristics, A3 is Christofides + 2-opt.",
     }
     return {"tsp": main, "tsp-baselines": baselines}
 
 
 def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
-    """How far the OR-Tools references are from optimal, where Held–Karp is still feasible."""
+    """Exact gaps at n = 20 on the test instances where Held–Karp was run: for the OR-Tools
+    reference and for our model."""
     n = 20
     count = count_for("tsp-exact", n)
     points = _test_set("tsp", n, 1000)[:count]
@@ -277,33 +292,53 @@ def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
     else:
         exact = np.concatenate([tsp.held_karp_batch(p[None]) for p in points])
         np.savez(path, tours=exact)
-    ortools = np.array(
-        [tsp.tour_length(p, t) for p, t in zip(points, references[:count], strict=True)]
-    )
-    optimal = np.array([tsp.tour_length(p, t) for p, t in zip(points, exact, strict=True)])
-    return {
-        "caption": f"How good the TSP reference is at n = {n}: OR-Tools ({ORTOOLS_MS[n]} ms guided "
-        "local search) against exact Held–Karp on the first test instances.",
-        "columns": [
-            "tested n",
-            "instances",
-            "Held–Karp mean",
-            "OR-Tools mean",
-            "gap",
-            "same length",
+    model, _ = load_model("pointer-tsp")
+    tours = {
+        "OR-Tools": references[:count],
+        "ours greedy": [t.order for t in greedy(model, points)],
+        f"ours beam {BEAM}": [beam_candidates(model, p, BEAM)[0].order for p in points],
+        f"ours beam {BEAM}, shortest": [
+            min(
+                (c.order for c in beam_candidates(model, p, BEAM)),
+                key=lambda t, p=p: tsp.tour_length(p, t),
+            )
+            for p in points
         ],
-        "rows": [
+    }
+    optimal = np.mean([tsp.tour_length(p, t) for p, t in zip(points, exact, strict=True)])
+    rows = []
+    for name, group in tours.items():
+        lengths = [tsp.tour_length(p, t) for p, t in zip(points, group, strict=True)]
+        optimal_share = np.mean(
             [
+                np.isclose(length, tsp.tour_length(p, t), rtol=1e-9, atol=1e-9)
+                for length, p, t in zip(lengths, points, exact, strict=True)
+            ]
+        )
+        rows.append(
+            [
+                name,
                 str(n),
                 str(count),
-                f"{optimal.mean():.4f}",
-                f"{ortools.mean():.4f}",
-                f"{100 * (ortools.mean() / optimal.mean() - 1):+.3f}%",
-                _percent(np.mean(np.isclose(ortools, optimal, rtol=1e-9, atol=1e-9))),
+                _length(float(np.mean(lengths)), optimal),
+                _percent(optimal_share),
             ]
+        )
+    rows.append(["Held–Karp (exact)", str(n), str(count), f"{optimal:.3f}", "100.0%"])
+    return {
+        "caption": f"TSP at n = {n} against the exact optimum (Held–Karp) on the first {count} "
+        "test instances: the OR-Tools reference and our model.",
+        "columns": [
+            "tour",
+            "tested n",
+            "instances",
+            "mean length (gap to optimal)",
+            "optimal tours",
         ],
-        "note": "Held–Karp at n = 20 takes seconds per instance here, so the TSP table uses "
-        "OR-Tools for n ≥ 20; this check bounds the error that introduces.",
+        "rows": rows,
+        "note": "Held–Karp at n = 20 takes seconds per instance here, so the full TSP table "
+        "uses the best tour found by any method for n ≥ 20; this subset gives exact gaps. "
+        f"OR-Tools ran with a {ORTOOLS_MS[n]} ms wall-clock limit on a heavily shared machine.",
     }
 
 

@@ -201,9 +201,7 @@ def ortools_tour(points: np.ndarray, time_limit_ms: int = 30) -> list[int]:
     n = len(d)
     manager = pywrapcp.RoutingIndexManager(n, 1, 0)
     routing = pywrapcp.RoutingModel(manager)
-    cost = routing.RegisterTransitCallback(
-        lambda i, j: scaled[manager.IndexToNode(i)][manager.IndexToNode(j)]
-    )
+    cost = routing.RegisterTransitMatrix(scaled)  # no Python callback in the search loop
     routing.SetArcCostEvaluatorOfAllVehicles(cost)
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC

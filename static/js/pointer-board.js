@@ -374,7 +374,9 @@
         const index = this.indexOf(event.target);
         if (index === null) return;
         event.preventDefault();
-        this.remove(index);
+        // a phone fires contextmenu on a long press too: remove the point only once
+        if (this.press && this.press.index === index) this.longPress();
+        else this.remove(index);
       });
       svgEl.addEventListener("keydown", (event) => this.onKey(event));
       svgEl.addEventListener("pointerover", (event) => {
@@ -398,12 +400,15 @@
       if (index === null) return;
       event.preventDefault();
       this.el.svg.setPointerCapture(event.pointerId);
-      this.press.timer = setTimeout(() => {
-        if (this.press && !this.press.moved) {
-          this.press.removed = true;
-          this.remove(index);
-        }
-      }, LONG_PRESS_MS);
+      this.press.timer = setTimeout(() => this.longPress(), LONG_PRESS_MS);
+    }
+
+    longPress() {
+      const press = this.press;
+      if (!press || press.moved || press.removed) return;
+      clearTimeout(press.timer);
+      press.removed = true;
+      this.remove(press.index);
     }
 
     onPointerMove(event) {

@@ -259,15 +259,6 @@ def test_phone_touch(browser: Browser, live_server: str) -> None:
     result = wait_for_answer(page, board, 6)
     assert result["n"] == 6
     board.screenshot(path=str(SCREENSHOTS / "pointer-board-hull-390.png"))
-    # a long press removes a point: a real touch held still, through the DevTools protocol
-    grab = board.locator("[data-index='5'] .pb-grab").bounding_box()
-    assert grab is not None
-    touch = [{"x": grab["x"] + grab["width"] / 2, "y": grab["y"] + grab["height"] / 2}]
-    cdp = context.new_cdp_session(page)
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touch})
-    page.wait_for_timeout(900)
-    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-    wait_for_answer(page, board, 5)
     example = page.locator(".pointer-worked-example")
     example.scroll_into_view_if_needed()
     example.screenshot(path=str(SCREENSHOTS / "pointer-worked-example-390.png"))
