@@ -36,6 +36,7 @@ PAPER_TSP = {
 }
 ORDER_MATTERS_SORT = {5: "90%", 10: "28%", 15: "4%"}
 ORTOOLS_MS = {20: 100, 30: 150, 40: 200, 50: 250}
+EXACT_CHECK_COUNT = 100  # Held–Karp at n = 20 takes seconds per instance
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -440,7 +441,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         overrides[key.strip()] = int(value)
 
     def count_for(task: str, n: int) -> int:
-        return overrides.get(f"{task}-{n}", args.count)
+        default = min(args.count, EXACT_CHECK_COUNT) if task == "tsp-exact" else args.count
+        return overrides.get(f"{task}-{n}", default)
 
     builders = {
         "hull": lambda: {"hull": hull_table(count_for)},
