@@ -532,4 +532,5 @@ class TestShippedCheckpoints:
         example = seq2seq_service.INFLECTION_EXAMPLES[0]
         body = {"lemma": example.lemma, "language": example.language, "features": example.features}
         supports = [mean_support(post(shipped, "inflect", {**body, "alpha": a})) for a in ALPHAS]
-        assert supports[0] > supports[1] >= supports[2]
+        # separately trained models: both sparse ones far below softmax, in either order
+        assert supports[0] > 10 * max(supports[1], supports[2])

@@ -52,8 +52,10 @@ def test_loss_is_zero_exactly_when_gold_wins_by_the_margin(x, alpha, data):
     rows = x.shape[0]
     classes = st.integers(0, x.shape[-1] - 1)
     y = torch.tensor(data.draw(st.lists(classes, min_size=rows, max_size=rows)))
-    # margin as a multiple of 1/(α-1); values within 1% of the boundary are left out
-    factor = data.draw(st.one_of(st.floats(0.0, 0.99), st.floats(1.0, 3.0)))
+    # margin as a multiple of 1/(α-1); values within 5% of the boundary are left out, since
+    # there the loss is positive but can fall below 1e-12 (for α near 1 it scales like a high
+    # power of the shortfall)
+    factor = data.draw(st.one_of(st.floats(0.0, 0.95), st.floats(1.0, 3.0)))
     others = x.scatter(1, y.unsqueeze(1), -torch.inf).amax(-1)
     x = x.scatter(1, y.unsqueeze(1), (others + factor / (alpha - 1)).unsqueeze(1))
     loss = entmax_loss(x, y, alpha, reduction="none")
@@ -61,4 +63,4 @@ def test_loss_is_zero_exactly_when_gold_wins_by_the_margin(x, alpha, data):
     if factor >= 1:
         assert (loss.abs() <= 1e-9).all()
     else:
-        assert (loss > 1e-12).all()
+        assert (loss > 0).all()
