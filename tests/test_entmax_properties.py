@@ -45,17 +45,17 @@ def test_alpha_one_is_softmax(x):
 
 
 @SETTINGS
-@given(x=score_rows(max_len=20), alpha=st.floats(min_value=1.1, max_value=4.0), data=st.data())
+@given(x=score_rows(max_len=20), alpha=st.floats(min_value=1.2, max_value=4.0), data=st.data())
 def test_loss_is_zero_exactly_when_gold_wins_by_the_margin(x, alpha, data):
     """L_α(z; y) = 0 iff z_y ≥ z_j + 1/(α-1) for every j ≠ y (Peters et al. 2019, §3)."""
     assume(x.shape[-1] >= 2)
     rows = x.shape[0]
     classes = st.integers(0, x.shape[-1] - 1)
     y = torch.tensor(data.draw(st.lists(classes, min_size=rows, max_size=rows)))
-    # margin as a multiple of 1/(α-1); values within 5% of the boundary are left out, since
-    # there the loss is positive but can fall below 1e-12 (for α near 1 it scales like a high
-    # power of the shortfall)
-    factor = data.draw(st.one_of(st.floats(0.0, 0.95), st.floats(1.0, 3.0)))
+    # margin as a multiple of 1/(α-1). Values within 10% of the boundary, and α near 1, are left
+    # out: there the loss is positive but scales like the shortfall to the power 1/(α-1), which
+    # underflows float64.
+    factor = data.draw(st.one_of(st.floats(0.0, 0.9), st.floats(1.0, 3.0)))
     others = x.scatter(1, y.unsqueeze(1), -torch.inf).amax(-1)
     x = x.scatter(1, y.unsqueeze(1), (others + factor / (alpha - 1)).unsqueeze(1))
     loss = entmax_loss(x, y, alpha, reduction="none")

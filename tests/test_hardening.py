@@ -16,6 +16,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -204,7 +205,10 @@ def test_the_body_limit_also_guards_endpoints_outside_fastapi() -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": "POST", "path": "/raw", "headers": []}
-    asyncio.run(BodySizeLimit(reads_everything, max_bytes=1000)(scope, receive, send))
+    # A thread of its own: Playwright's sync API may already run an event loop in this one.
+    middleware = BodySizeLimit(reads_everything, max_bytes=1000)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
     assert sent[0]["status"] == 413
 
 
