@@ -51,11 +51,12 @@ def free_port() -> int:
 
 @contextmanager
 def uvicorn_server(workers: int, log_path: Path) -> Iterator[str]:
-    """`uvicorn app.main:app --workers N` on a free loopback port, until the block ends."""
+    """`python -m app.serve --workers N` (uvicorn; see app/serve.py) on a free loopback port,
+    until the block ends."""
     port = free_port()
     env = {**os.environ, "PAPERTRACE_RATE_LIMIT": "0"}
-    command = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--workers", str(workers), "--no-access-log"]
+    command = [sys.executable, "-m", "app.serve", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers)]
     log_path.parent.mkdir(exist_ok=True)
     log_path.write_bytes(b"")
     with log_path.open("ab") as log:

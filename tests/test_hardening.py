@@ -14,6 +14,7 @@ import logging
 import pkgutil
 import re
 import shutil
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from app.content import render_markdown
 from app.limits import BodySizeLimit, RateLimiter
 from app.main import TEMPLATES_DIR, create_app
 from app.security import CONTENT_SECURITY_POLICY
+from app.serve import TcpListenerConfig
 from app.settings import ServingSettings
 from models.checkpoints import build_model, save_checkpoint
 
@@ -439,3 +441,14 @@ def test_versioned_files_are_cached_for_a_year_and_others_revalidated(client: Te
     assert css.headers["cache-control"] == "no-cache"
     again = client.get("/static/css/site.css", headers={"If-None-Match": css.headers["etag"]})
     assert again.status_code == 304
+
+
+def test_the_multi_worker_listener_is_marked_tcp_so_replies_are_not_delayed() -> None:
+    """uvicorn issue #3149: without proto = TCP, asyncio leaves Nagle on for each connection."""
+    config = TcpListenerConfig("app.main:app", host="127.0.0.1", port=0, workers=2)
+    listener = config.bind_socket()
+    try:
+        assert listener.proto == socket.IPPROTO_TCP
+        assert listener.get_inheritable()  # the worker processes receive it
+    finally:
+        listener.close()
