@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import sacrebleu
 import sentencepiece as spm
 import torch
 from torch import nn
@@ -378,6 +377,10 @@ class TranslationRecipe:
         hypotheses = greedy_translations(
             model, self.source_sp, self.target_sp, [p.source for p in pairs]
         )
+        # sacrebleu is a training/evaluation dependency (the [dev] extra); the web app imports
+        # this module for translating and must start without it.
+        import sacrebleu
+
         bleu = sacrebleu.corpus_bleu(hypotheses, [[p.target for p in pairs]])
         return {"dev_bleu_greedy": round(bleu.score, 2)}
 
