@@ -431,6 +431,25 @@ def decode(
 # --- training batches ---------------------------------------------------------------------------
 
 
+class Seq2SeqRecipe:
+    """What every seq2seq recipe shares for `models.train`: the model from `self.config` and
+    length-bucketed batches of `self._pairs` (source ids, target ids). Tasks add the data,
+    validation and description."""
+
+    config: Config
+    _pairs: list
+
+    def build_model(self) -> Seq2Seq:
+        return Seq2Seq(self.config)
+
+    def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Iterator:
+        return length_bucketed_batches(self._pairs, batch_size, seed, rank, start_step)
+
+    def loss(self, model: nn.Module, batch: tuple) -> torch.Tensor:
+        src, lengths, tgt = batch
+        return model(src, lengths, tgt)
+
+
 def length_bucketed_batches(
     pairs: Sequence[tuple[list[int], list[int]]],
     batch_size: int,

@@ -11,9 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from models.tasks.translation import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
+from models.tasks.translation import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
+
 MAX_LEMMA_CHARS = 40
-MAX_SENTENCE_WORDS = 30
-MAX_SENTENCE_CHARS = 200
 MAX_BEAM_WIDTH = 16
 MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA = 1.0, 2.0
 DEFAULT_ALPHA = 1.5

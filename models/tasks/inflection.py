@@ -32,19 +32,16 @@ from importlib import resources
 from importlib.metadata import version
 from pathlib import Path
 
-import torch
-from torch import nn
-
 from models.checkpoints import CHECKPOINT_DIR, load_model
 from models.seq2seq import (
     EOS,
     SPECIALS,
     Config,
     Seq2Seq,
+    Seq2SeqRecipe,
     Trace,
     decode,
     greedy_decode,
-    length_bucketed_batches,
 )
 from models.train import TrainDefaults
 
@@ -446,7 +443,7 @@ def greedy_accuracy(
 
 
 @dataclass
-class InflectionRecipe:
+class InflectionRecipe(Seq2SeqRecipe):
     """One multilingual character-level model per alpha (attention alpha = output alpha)."""
 
     name: str
@@ -488,16 +485,6 @@ class InflectionRecipe:
             "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
         )
         self._pairs = _training_pairs(self.splits[self.setting], self.vocab)
-
-    def build_model(self) -> Seq2Seq:
-        return Seq2Seq(self.config)
-
-    def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Iterator:
-        return length_bucketed_batches(self._pairs, batch_size, seed, rank, start_step)
-
-    def loss(self, model: nn.Module, batch: tuple) -> torch.Tensor:
-        src, lengths, tgt = batch
-        return model(src, lengths, tgt)
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()

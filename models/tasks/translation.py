@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sentencepiece as spm
-import torch
-from torch import nn
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
 from models.seq2seq import (
@@ -37,10 +35,10 @@ from models.seq2seq import (
     UNK,
     Config,
     Seq2Seq,
+    Seq2SeqRecipe,
     Trace,
     decode,
     greedy_decode,
-    length_bucketed_batches,
 )
 from models.train import TrainDefaults
 
@@ -318,7 +316,7 @@ def ensure_tokenizers(train: list[SentencePair], directory: Path = CHECKPOINT_DI
 
 
 @dataclass
-class TranslationRecipe:
+class TranslationRecipe(Seq2SeqRecipe):
     """English -> German subword model per alpha (attention alpha = output alpha)."""
 
     name: str
@@ -360,16 +358,6 @@ class TranslationRecipe:
             tgt = self.target_sp.encode(pair.target) + [EOS]
             if len(src) <= MAX_TOKENS and len(tgt) <= MAX_TOKENS:
                 self._pairs.append((src, tgt))
-
-    def build_model(self) -> Seq2Seq:
-        return Seq2Seq(self.config)
-
-    def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Iterator:
-        return length_bucketed_batches(self._pairs, batch_size, seed, rank, start_step)
-
-    def loss(self, model: nn.Module, batch: tuple) -> torch.Tensor:
-        src, lengths, tgt = batch
-        return model(src, lengths, tgt)
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
