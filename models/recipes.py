@@ -134,7 +134,7 @@ def _pointer(
 def _inflect_medium(alpha: float) -> Recipe:
     """SIGMORPHON's medium setting: 1,000 training cells per language."""
     name = f"seq2seq-inflect-medium-a{alpha:g}"
-    return InflectionRecipe(name, alpha, setting="medium", steps=2000, time_budget_min=6)
+    return InflectionRecipe(name, alpha, setting="medium", steps=2000)
 
 
 RECIPES: dict[str, Callable[[], Recipe]] = {

@@ -89,7 +89,14 @@ def test_cleaning_keeps_plain_sentences_only(catalog: Path) -> None:
 
 @pytest.mark.parametrize(
     "source",
-    ["%d of %s", "Value: %(name)s now", "Open {0} now", "Set $HOME here", "Press <Ctrl> now"],
+    [
+        "%d of %s",
+        "Value: %(name)s now",
+        "Open {0} now",
+        "Set $HOME here",
+        "$(ARG1) does not exist.",  # LibreOffice's placeholders
+        "Press <Ctrl> now",
+    ],
 )
 def test_placeholders_and_markup_are_dropped(source: str) -> None:
     assert clean_pair(source, "irgendwas") is None

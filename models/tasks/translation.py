@@ -113,7 +113,7 @@ TEST_PERCENT, DEV_PERCENT = 2, 1
 
 _PLACEHOLDER = re.compile(
     r"%(?![\s.,;)]|$)"  # printf, gcc's %qD / %<, python %(name)s, Qt %1; not "50% "
-    r"|\{[^{}]*\}|\$\{?\w+|@\w+@"  # {0} / {name}, $VAR / ${VAR}, @VAR@
+    r"|\{[^{}]*\}|\$[{(]?\w+|@\w+@"  # {0} / {name}, $VAR / ${VAR} / $(VAR), @VAR@
 )
 _MARKUP = re.compile(r"<[^<>]*>|&[#\w]+;")
 _ACCELERATOR = re.compile(r"(?<![\w_])[_&~](?=\w)|(?<=\w)[_&~](?=\w)")
@@ -321,8 +321,8 @@ class TranslationRecipe(Seq2SeqRecipe):
 
     name: str
     alpha: float
-    steps: int = 20_000
-    time_budget_min: float | None = 20.0
+    steps: int = 7_000
+    time_budget_min: float | None = None  # equal step counts for every alpha
     emb_dim: int = 64
     hidden: int = 128
     family: str = "seq2seq"
