@@ -449,7 +449,7 @@ class InflectionRecipe(Seq2SeqRecipe):
     name: str
     alpha: float
     setting: str = "high"  # which training set: high | medium
-    steps: int = 8_000
+    steps: int = 20_000  # about 36 epochs of the high set
     time_budget_min: float | None = None  # equal step counts for every alpha
     emb_dim: int = 64
     hidden: int = 128
