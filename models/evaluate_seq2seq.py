@@ -244,7 +244,7 @@ def _sparsity_row(label: str, alpha: float, result: dict) -> list[str]:
         f"{alpha:g}",
         f"{sum(r['attention_support'] for r in records) / steps:.2f} of "
         f"{sum(r['source_len'] * r['steps'] for r in records) / steps:.1f}",  # per step too
-        f"{sum(r['output_support'] for r in records) / steps:.2f} of {result['vocab_size']:,}",
+        f"{sum(r['output_support'] for r in records) / steps:,.2f} of {result['vocab_size']:,}",
         _percent(statistics.mean(r["single"] for r in records)),
         _percent(statistics.mean(r["exact"] for r in records)),
         _ambiguous_single(records),
@@ -282,7 +282,7 @@ def sparsity_table(inflection_results: dict, translation_results: dict) -> dict:
             "output support (of vocabulary)",
             "all mass on one sequence",
             "beam 5 exact",
-            "one sequence, where several forms are valid",
+            "one sequence, on cells with 2+ forms",
         ],
         "rows": rows,
         "note": "Per step of the best hypothesis, averaged over all test steps. 'All mass on one "
