@@ -231,7 +231,8 @@ def translation_table(results: dict[float, dict | None]) -> dict:
         "note": f"{counts['test']:,} test sentences whose sources never occur in training "
         f"({counts['train']:,} training pairs). sacrebleu {signature}. Training (batch 64): "
         f"{_steps_sentence([model_name('translation', a) for a in ALPHAS])}; the sparse output "
-        "mappings cost more time per step while their supports are still wide. The paper's best BLEU was 1.5-entmax in all six directions (on WMT/IWSLT/KFTT "
+        "mappings cost more time per step while their supports are still wide. The paper's "
+        "best BLEU was 1.5-entmax in all six directions (on WMT/IWSLT/KFTT "
         "data, with much larger models); these small CPU models are far from that scale.",
     }
 
