@@ -3,7 +3,8 @@
 Clicks points onto the hull board, waits for the server's answer, checks that the polygons
 drawn are the ones the API returns (and the true hull of the clicked points), replays the
 decoding with the step slider, edits points (drag, right-click, Delete key), restores a board
-from its URL, uses the TSP and sorting boards, and saves screenshots at desktop and phone width.
+from its URL, uses the TSP and sorting boards (a value dragged along the sorting line moves
+in the answer), and saves screenshots at desktop and phone width.
 """
 
 from __future__ import annotations
@@ -218,6 +219,30 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     sort.get_by_role("button", name="Apply").click()
     wait_for_answer(page, sort, 6)
     expect(sort.locator("[data-layer=points] [data-index]")).to_have_count(6)
+    # dragging the smallest value (0.1, input 3) to the line's right end makes it the largest
+    line = sort.locator("[data-board-svg]").bounding_box()
+    grab = sort.locator("[data-index='2'] .pb-grab").bounding_box()
+    assert line is not None and grab is not None
+    page.mouse.move(grab["x"] + grab["width"] / 2, grab["y"] + grab["height"] / 2)
+    page.mouse.down()
+    target = (PAD + 0.97 * (FRAME - 2 * PAD)) / FRAME  # 0.97 on the 0..1 line
+    page.mouse.move(line["x"] + line["width"] * target, grab["y"] + grab["height"] / 2, steps=8)
+    page.mouse.up()
+    # the answer for the new values: the exact sort now ends with input 3
+    page.wait_for_function(
+        """(board) => {
+            const block = board.querySelector("[data-result-json]");
+            if (board.classList.contains("is-busy") || !block) return false;
+            const order = JSON.parse(block.textContent).reference.order;
+            return order[order.length - 1] === 2;
+        }""",
+        arg=sort.element_handle(),
+        timeout=30_000,
+    )
+    dragged = wait_for_answer(page, sort, 6)
+    values = [float(v) for v in parse_qs(urlsplit(page.url).query)["sort"][0].split(",")]
+    assert values[2] == pytest.approx(0.97, abs=0.01)
+    assert dragged["order"] == dragged["reference"]["order"]  # the model sorts it last too
     sort.screenshot(path=str(SCREENSHOTS / "pointer-board-sort-1280.png"))
     # the hull board on the same page was not touched by any of this
     expect(page.locator("#pointer-board-hull [data-layer=points] [data-index]")).to_have_count(5)
