@@ -52,7 +52,7 @@ INFLECTION_EXAMPLES = (
         lemma="fight",
         language="en",
         features="V;PST",
-        why="an irregular English verb: fought, not *fighted",
+        why="an irregular English verb: fought is right; *fighted is the regular-rule mistake",
     ),
     InflectionExample(
         label="Standplatz → plural",
