@@ -600,14 +600,14 @@ def _entmax_rows(x: Tensor, alpha: float | Tensor, dim: int) -> tuple[Tensor, Te
 
     alpha_rows = _alpha_rows(alpha, x, dim)
     if alpha.numel() == 1:  # one α for all rows: decide on the python float
-        same = float(alpha.detach())
-        all_softmax, any_softmax, same_alpha = same == 1, same == 1, same
+        same_alpha = smallest = float(alpha.detach())
+        all_softmax = any_softmax = same_alpha == 1
     else:
         is_softmax = alpha_rows == 1
         all_softmax, any_softmax = bool(is_softmax.all()), bool(is_softmax.any())
         same_alpha = None
-        same = float(alpha_rows.detach().min())
-    if same < 1:
+        smallest = float(alpha_rows.detach().min())
+    if smallest < 1:
         raise ValueError("entmax: every alpha must be >= 1")
     if all_softmax:
         return _apply(_SoftmaxAlphaFunction, rows, alpha_rows)

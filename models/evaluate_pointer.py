@@ -284,8 +284,9 @@ def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
     reference and for our model."""
     n = 20
     count = count_for("tsp-exact", n)
-    points = _test_set("tsp", n, 1000)[:count]
-    references, _ = tsp_references(_test_set("tsp", n, 1000), n)
+    all_points = _test_set("tsp", n, 1000)  # the TSP table's instances and cached references
+    references, _ = tsp_references(all_points, n)
+    points = all_points[:count]
     path = CACHE_DIR / f"tsp-exact-n{n}-{count}.npz"
     if path.exists():
         with np.load(path) as data:
@@ -294,16 +295,14 @@ def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
         exact = np.concatenate([tsp.held_karp_batch(p[None]) for p in points])
         np.savez(path, tours=exact)
     model, _ = load_model("pointer-tsp")
+    beams = [[c.order for c in beam_candidates(model, p, BEAM)] for p in points]
     tours = {
         "OR-Tools": references[:count],
         "ours greedy": [t.order for t in greedy(model, points)],
-        f"ours beam {BEAM}": [beam_candidates(model, p, BEAM)[0].order for p in points],
+        f"ours beam {BEAM}": [candidates[0] for candidates in beams],
         f"ours beam {BEAM}, shortest": [
-            min(
-                (c.order for c in beam_candidates(model, p, BEAM)),
-                key=lambda t, p=p: tsp.tour_length(p, t),
-            )
-            for p in points
+            min(candidates, key=lambda t, p=p: tsp.tour_length(p, t))
+            for p, candidates in zip(points, beams, strict=True)
         ],
     }
     optimal = np.mean([tsp.tour_length(p, t) for p, t in zip(points, exact, strict=True)])
