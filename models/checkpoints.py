@@ -117,3 +117,35 @@ def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, 
     model.load_state_dict(load_file(path))
     model.eval()
     return model, entry
+
+
+def install_checkpoint(source: Path, name: str, directory: Path = CHECKPOINT_DIR) -> dict:
+    """Copy a finished run's checkpoint (trained with `--out source`) into `directory`, with
+    its manifest entry; the weights are checked against that entry first."""
+    source, directory = Path(source), Path(directory)
+    load_model(name, source)  # raises CheckpointError on a missing or stale file
+    entry = read_manifest(source)[name]
+    tmp = directory / f".{name}.{os.getpid()}.tmp"
+    tmp.write_bytes((source / entry["file"]).read_bytes())
+    tmp.chmod(0o644)
+    tmp.replace(directory / entry["file"])
+    update_manifest(directory, name, entry)
+    return entry
+
+
+def main() -> None:
+    """`python -m models.checkpoints install <run dir> <name>`: install a run's checkpoint."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("action", choices=["install"])
+    parser.add_argument("source", type=Path, help="the run's --out directory")
+    parser.add_argument("name", help="checkpoint name, e.g. pointer-tsp")
+    parser.add_argument("--into", type=Path, default=CHECKPOINT_DIR)
+    args = parser.parse_args()
+    entry = install_checkpoint(args.source, args.name, args.into)
+    print(f"installed {args.name}: {entry['steps']:,} steps, sha256 {entry['sha256'][:12]}…")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,6 +2,7 @@
 
     python -m models.train <recipe> [--steps N] [--batch-size B] [--lr LR] [--seed S]
                                     [--time-budget MIN] [--resume] [--out checkpoints]
+                                    [--init-from checkpoints/<name>.safetensors]
     torchrun --nproc_per_node 2 -m models.train <recipe> ...   # DDP, gloo backend on CPU
 
 Recipes are registered by name in `models/recipes.py`. A recipe is any object with:
@@ -26,6 +27,10 @@ validation, a tqdm bar with loss, throughput and ETA. With a time budget the sch
 whichever runs out first, steps or minutes, so a run always finishes its decay on time.
 Resume state (weights and optimizer, as safetensors plus json) is written at every validation;
 `--resume` continues from it. Only rank 0 validates and writes.
+
+`--init-from` starts from trained weights instead of random ones (a fine-tune): the optimizer
+moments, warm-up and schedule start afresh, and the manifest entry records where the weights
+came from and how long they had trained, under "init_from".
 """
 
 import argparse
@@ -46,7 +51,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm import tqdm
 
-from models.checkpoints import save_checkpoint
+from models.checkpoints import read_manifest, save_checkpoint, sha256_file
 
 
 @dataclass
@@ -121,6 +126,27 @@ def load_resume(
     return info
 
 
+def initial_weights(model: nn.Module, path: Path) -> dict:
+    """Load trained weights into the model; return what the manifest records about them.
+
+    The architecture must match exactly (same config), so a wrong file fails loudly. When
+    the file sits in a checkpoint directory, its manifest entry says how it was trained.
+    """
+    if not path.exists():
+        raise SystemExit(f"--init-from: no weights file at {path}.")
+    try:
+        model.load_state_dict(load_file(path))
+    except RuntimeError as error:
+        raise SystemExit(f"--init-from: {path} does not fit this recipe's model: {error}") from None
+    info: dict[str, Any] = {"file": str(path), "sha256": sha256_file(path)}
+    for name, entry in read_manifest(path.parent).items():
+        if entry.get("file") == path.name and entry.get("sha256") == info["sha256"]:
+            info["checkpoint"] = name
+            info |= {k: entry.get(k) for k in ("steps", "instances_seen", "wall_time_s")}
+            info["earlier_init_from"] = entry.get("init_from")
+    return info
+
+
 def _distributed() -> tuple[int, int]:
     """(rank, world size); joins the gloo process group when launched by torchrun."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -141,6 +167,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="continue from the resume state")
     parser.add_argument("--out", default="checkpoints", help="checkpoint directory")
     parser.add_argument("--resume-dir", default="data/resume")
+    parser.add_argument(
+        "--init-from", help="trained weights (.safetensors) to fine-tune instead of random ones"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
     return parser.parse_args(argv)
 
@@ -166,12 +195,14 @@ def train(argv: list[str] | None = None) -> dict | None:
 
     torch.manual_seed(seed)  # same initial weights on every rank
     model = recipe.build_model()
+    init_from = initial_weights(model, Path(args.init_from)) if args.init_from else None
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     start_step, elapsed_before, history = 0, 0.0, []
     if args.resume:
         info = load_resume(resume_dir, recipe.name, model, optimizer)
         if info is not None:
             start_step, elapsed_before, history = info["step"], info["elapsed_s"], info["history"]
+            init_from = info.get("init_from", init_from)
     trainable = model
     if world > 1:
         trainable = nn.parallel.DistributedDataParallel(model)
@@ -217,7 +248,7 @@ def train(argv: list[str] | None = None) -> dict | None:
             history.append({"step": step, "loss": round(smoothed, 5), **metrics})
             bar.write(f"step {step}: loss {smoothed:.4f} " + json.dumps(metrics))
             elapsed = elapsed_before + time.time() - started
-            info = {"step": step, "elapsed_s": elapsed, "history": history}
+            info = {"step": step, "elapsed_s": elapsed, "history": history, "init_from": init_from}
             save_resume(resume_dir, recipe.name, model, optimizer, info)
     bar.close()
     wall = elapsed_before + time.time() - started
@@ -238,6 +269,7 @@ def train(argv: list[str] | None = None) -> dict | None:
                 "config": asdict(recipe.config),
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "seed": seed,
+                "init_from": init_from,
                 "data": recipe.data_description(),
                 "steps": step,
                 "batch_size": batch_size,
