@@ -22,6 +22,7 @@ import yaml
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
@@ -35,6 +36,10 @@ FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re
 REQUIRED_FIELDS = ("title", "authors", "venue", "year", "arxiv", "tldr", "tags", "order")
 WIDGET_MARKER = "<!--papertrace-widget:{index}-->"
 WIDGET_MARKER_PATTERN = re.compile(r"<!--papertrace-widget:(\d+)-->")
+# `{{pointer.tsp | 50 | ours beam 8}}` in prose: one cell of a results table (the
+# result-value widget), so a sentence quoting our numbers cannot drift from the tables.
+INLINE_WIDGET = re.compile(r"\{\{([^{}]+)\}\}")
+INLINE_WIDGET_NAME = "result-value"
 MATHML_PREFIX = "{http://www.w3.org/1998/Math/MathML}"
 LIMIT_SCRIPTS = {"msub": "munder", "msubsup": "munderover"}
 ElementTree.register_namespace("", MATHML_PREFIX.strip("{}"))  # serialise as plain <math>
@@ -78,6 +83,7 @@ class WidgetCall:
     params: dict[str, Any]
     error: str | None = None
     source: str = ""
+    inline: bool = False  # a `{{…}}` value inside a sentence, not a block of its own
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,9 @@ def _make_markdown() -> MarkdownIt:
         allow_digits=False,
         renderer=lambda content, config: render_math(content, config["display_mode"]),
     )
+    md.inline.ruler.before("backticks", "inline_widget", _inline_widget)
     md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("inline_widget", _render_inline_widget)
     # Wide tables scroll inside the column instead of pushing the page sideways on phones.
     md.add_render_rule("table_open", lambda *args: '<div class="table-scroll">\n<table>\n')
     md.add_render_rule("table_close", lambda *args: "</table>\n</div>\n")
@@ -209,6 +217,27 @@ def _render_fence(
     widgets.append(parse_widget_block(token.content))
     # html is disabled, so prose cannot forge this comment: every marker is ours.
     return WIDGET_MARKER.format(index=len(widgets) - 1) + "\n"
+
+
+def _inline_widget(state: StateInline, silent: bool) -> bool:
+    match = INLINE_WIDGET.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        # prose wraps lines, so a directive may span one: newlines are spaces here
+        state.push("inline_widget", "", 0).content = " ".join(match.group(1).split())
+    state.pos = match.end()
+    return True
+
+
+def _render_inline_widget(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    path = tokens[idx].content
+    call = WidgetCall(INLINE_WIDGET_NAME, {"path": path}, None, f"{{{{{path}}}}}", inline=True)
+    widgets: list[WidgetCall] = env.setdefault("widgets", [])
+    widgets.append(call)
+    return WIDGET_MARKER.format(index=len(widgets) - 1)
 
 
 MARKDOWN = _make_markdown()
@@ -337,7 +366,8 @@ class ContentLibrary:
         return sorted({t for p in self.papers() for t in p.meta.tags})
 
     def get(self, slug: str) -> Paper | None:
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", slug):
+        # bounded: a name past the file system's limit (255 bytes) would raise, not miss
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,99}", slug):
             return None
         return self._get_path(self.directory / f"{slug}.md")
 

@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 
 def field_path(loc: Sequence[str | int]) -> str:
@@ -66,6 +67,8 @@ def error_sentence(error: dict[str, Any]) -> str:
 
 
 async def validation_error_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+    if request.method == "POST" and (wrong_type := not_json(request)) is not None:
+        return wrong_type
     errors = list(exc.errors())
     detail = error_sentence(errors[0]) if errors else "The request is not valid."
     if len(errors) > 1:
@@ -73,14 +76,59 @@ async def validation_error_handler(request: Request, exc: RequestValidationError
     return JSONResponse(status_code=422, content={"detail": detail})
 
 
-def undecodable_body(exc: StarletteHTTPException) -> JSONResponse | None:
-    """FastAPI answers a JSON body that is not UTF-8 text with a bare 400 ("error parsing the
-    body"); the reader gets the usual 422 sentence instead. None for any other exception."""
+def unparseable_body(exc: StarletteHTTPException) -> JSONResponse | None:
+    """FastAPI answers a JSON body it cannot parse for a reason other than syntax (not UTF-8,
+    a number with more digits than Python converts, nesting deeper than the parser's stack)
+    with a bare 400 "There was an error parsing the body"; the reader gets a 422 sentence
+    instead. None for any other exception."""
     cause = exc.__cause__
-    if exc.status_code != 400 or not isinstance(cause, UnicodeDecodeError):
+    if exc.status_code != 400 or cause is None:
         return None
-    detail = f"The request body is not valid JSON: it is not UTF-8 text (byte {cause.start})."
+    if isinstance(cause, UnicodeDecodeError):
+        problem = f"it is not UTF-8 text (byte {cause.start})"
+    elif isinstance(cause, RecursionError):
+        problem = "it is nested too deeply; send flat lists of numbers"
+    elif isinstance(cause, ValueError) and "digits" in str(cause):
+        problem = "it has a number with thousands of digits; send ordinary numbers"
+    else:
+        problem = "the server could not parse it"
+    detail = f"The request body is not valid JSON: {problem}."
     return JSONResponse(status_code=422, content={"detail": detail})
+
+
+def not_json(request: Request) -> JSONResponse | None:
+    """415 for a body sent as something other than JSON (a form, plain text); None when the
+    request says JSON or says nothing (FastAPI then parses it as JSON)."""
+    content_type = request.headers.get("content-type")
+    if content_type is None:
+        return None
+    media_type = content_type.split(";")[0].strip().lower()
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return None
+    detail = (
+        f"The request body is {media_type or 'of no type'}; this endpoint takes JSON: send it "
+        "with `Content-Type: application/json`."
+    )
+    return JSONResponse(status_code=415, content={"detail": detail})
+
+
+def allowed_methods(request: Request) -> str:
+    """The methods some route serves at this path, for a 405's `Allow` header. Starlette
+    names only the first route that matched the path, and GET and HEAD are registered as
+    separate routes for pages."""
+    methods: set[str] = set()
+    scope = {**request.scope, "method": "GET"}
+    for route in request.app.router.routes:
+        match, _ = route.matches(scope)
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
+def method_not_allowed(request: Request) -> JSONResponse:
+    allow = allowed_methods(request)
+    detail = f"{request.method} is not allowed here; this address answers {allow}."
+    return JSONResponse(status_code=405, content={"detail": detail}, headers={"Allow": allow})
 
 
 def install_error_handlers(app: FastAPI) -> None:

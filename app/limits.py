@@ -121,8 +121,10 @@ class RateLimiter:
         self.clock = clock
         self.buckets: dict[str, TokenBucket] = {}
 
-    def acquire(self, client: str) -> float:
-        """Take one token for `client`: 0.0 if allowed, else seconds until one is available."""
+    def acquire(self, client: str, tokens: float = 1.0) -> float:
+        """Take `tokens` (one request's cost; at most the burst) for `client`: 0.0 if allowed,
+        else seconds until that many are available."""
+        tokens = min(tokens, float(self.burst))
         now = self.clock()
         bucket = self.buckets.get(client)
         if bucket is None:
@@ -133,10 +135,10 @@ class RateLimiter:
             elapsed = max(0.0, now - bucket.updated)
             bucket.tokens = min(float(self.burst), bucket.tokens + elapsed * self.rate_per_s)
             bucket.updated = now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
+        if bucket.tokens >= tokens:
+            bucket.tokens -= tokens
             return 0.0
-        return (1.0 - bucket.tokens) / self.rate_per_s
+        return (tokens - bucket.tokens) / self.rate_per_s
 
     def _prune(self, now: float) -> None:
         full_after = self.burst / self.rate_per_s

@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app import routes as routes_package
 from app.assets import PLOTLY_JS, PLOTLY_URL, STATIC_DIR
 from app.content import ContentLibrary
-from app.errors import install_error_handlers, undecodable_body
+from app.errors import install_error_handlers, method_not_allowed, unparseable_body
 from app.services import ModelRegistry
 from app.serving import install_serving, warm_up
 from app.settings import ServingSettings
@@ -87,8 +87,10 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def not_found_page(request: Request, exc: StarletteHTTPException) -> Response:
-        if (unreadable := undecodable_body(exc)) is not None:
+        if (unreadable := unparseable_body(exc)) is not None:
             return unreadable
+        if exc.status_code == 405:
+            return method_not_allowed(request)
         if exc.status_code != 404 or request.url.path.startswith("/api/"):
             return await http_exception_handler(request, exc)
         return templates.TemplateResponse(

@@ -15,7 +15,7 @@ import uuid
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
-from prometheus_fastapi_instrumentator import Instrumentator
+from prometheus_fastapi_instrumentator import Instrumentator, metrics
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -24,6 +24,11 @@ REQUEST_ID_HEADER = "X-Request-ID"
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 # Seconds; fine enough to tell a 5 ms entmax call from a 60 ms translation.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+# Method names a client may make up are folded into one label value, as unmatched paths are
+# (handler "none"): each distinct label value is a new series, and /metrics must not grow
+# with junk traffic.
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "other"
 
 access_log = logging.getLogger(ACCESS_LOGGER)
 
@@ -94,9 +99,19 @@ def install_metrics(app: FastAPI) -> None:
     """/metrics in Prometheus text format. Each app gets its own registry so tests can build
     many apps in one process; with several workers set $PROMETHEUS_MULTIPROC_DIR and the
     instrumentator aggregates them."""
+    registry = CollectorRegistry()
     instrumentator = Instrumentator(
         excluded_handlers=["/metrics"],
-        registry=CollectorRegistry(),
+        should_group_untemplated=True,  # every unmatched path is handler="none"
+        registry=registry,
     )
-    instrumentator.instrument(app, latency_lowr_buckets=LATENCY_BUCKETS)
+    record = metrics.default(latency_lowr_buckets=LATENCY_BUCKETS, registry=registry)
+
+    def record_with_bounded_labels(info: metrics.Info) -> None:
+        if info.method not in KNOWN_METHODS:
+            info.method = OTHER_METHOD
+        record(info)
+
+    instrumentator.add(record_with_bounded_labels)
+    instrumentator.instrument(app)
     instrumentator.expose(app, endpoint="/metrics", include_in_schema=False)

@@ -94,15 +94,15 @@ def checkpoint_name(task: Task, variant: str | None) -> tuple[str, str]:
 
 
 def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
-    """Which variants a task has and whether their checkpoints are in the manifest."""
-    manifest = registry.manifest()
-    return TaskModels(
-        task=task,
-        variants=[
-            VariantInfo(variant=variant, checkpoint=name, available=name in manifest)
-            for variant, name in CHECKPOINTS[task].items()
-        ],
-    )
+    """Which variants a task has and whether the registry can serve them (loaded and
+    verified), with the reason when it cannot."""
+    variants = []
+    for variant, name in CHECKPOINTS[task].items():
+        reason = registry.unavailable_reason(name)
+        variants.append(
+            VariantInfo(variant=variant, checkpoint=name, available=reason is None, reason=reason)
+        )
+    return TaskModels(task=task, variants=variants)
 
 
 def decode(

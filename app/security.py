@@ -9,9 +9,11 @@ can be injected through a style.
 
 from __future__ import annotations
 
+import json
+
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import URL, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -29,6 +31,20 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 
+PERMISSIONS_POLICY = ", ".join(
+    f"{feature}=()"
+    for feature in (
+        "accelerometer",
+        "camera",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "payment",
+        "usb",
+    )
+)
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
@@ -36,11 +52,15 @@ SECURITY_HEADERS = {
     # frame-ancestors above is the modern form; this covers browsers that predate it.
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
+    # The site uses no device, sensor or payment API; neither may anything embedded in it.
+    "Permissions-Policy": PERMISSIONS_POLICY,
 }
 
 
 class SecurityHeaders:
-    """Adds SECURITY_HEADERS to every HTTP response that does not set them itself."""
+    """Adds SECURITY_HEADERS to every HTTP response that does not set them itself, makes
+    redirects relative (the app only redirects within itself), and turns an unhandled error
+    into a 500 that carries the headers too."""
 
     def __init__(self, app: ASGIApp, headers: dict[str, str] = SECURITY_HEADERS) -> None:
         self.app = app
@@ -51,14 +71,48 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = MutableHeaders(scope=message)
                 for name, value in self.headers.items():
                     headers.setdefault(name, value)
+                if "location" in headers:
+                    headers["location"] = relative_location(headers["location"])
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            # A bug, not a reader's error: answer 500 with the headers (and, outside, the
+            # request id) instead of Starlette's bare page, then let the server log it.
+            if not started:
+                detail = (
+                    "The server failed on this request; it is logged under the X-Request-ID "
+                    "of this answer. Try again later."
+                )
+                await send_with_headers(
+                    {
+                        "type": "http.response.start",
+                        "status": 500,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
+                body = json.dumps({"detail": detail}).encode()
+                await send({"type": "http.response.body", "body": body})
+            raise
+
+
+def relative_location(location: str) -> str:
+    """A redirect to this site as a path, never an absolute URL built from the request's Host
+    header (which a client chooses: a cache could then send readers elsewhere)."""
+    url = URL(location)
+    if not url.scheme and not url.netloc:
+        return location
+    return url.path + (f"?{url.query}" if url.query else "")
 
 
 def allow_cross_origin(app: FastAPI, origins: tuple[str, ...]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -38,13 +39,30 @@ def register_loader(family: str) -> Callable[[Loader], Loader]:
     return decorator
 
 
+# An absolute path in an error message ("/srv/app/checkpoints/x.safetensors"): readers see
+# the file's name only, never where the server keeps it.
+ABSOLUTE_PATH = re.compile(r"(?:/[^/\s'\"]+)+/([^/\s'\"]+)")
+
+
+def public_reason(message: str) -> str:
+    """A failure as readers may see it: absolute paths cut to the file name, no final period
+    (the sentences that quote a reason add their own)."""
+    return ABSOLUTE_PATH.sub(r"\1", message).strip().rstrip(".")
+
+
 class ModelUnavailable(RuntimeError):
-    """A model that cannot be served: not trained yet, corrupt, or of an unknown family."""
+    """A model that cannot be served: not trained yet, corrupt, or of an unknown family.
+    `reason` is safe to show to readers (see `public_reason`)."""
 
     def __init__(self, name: str, reason: str) -> None:
+        reason = public_reason(reason)
         super().__init__(f"model “{name}” is unavailable: {reason}")
         self.name = name
         self.reason = reason
+
+
+class ManifestUnreadable(RuntimeError):
+    """checkpoints/manifest.json is missing or is not a JSON object of model entries."""
 
 
 class ModelRegistry:
@@ -59,17 +77,45 @@ class ModelRegistry:
         self._models: dict[str, Any] = {}
         self._failures: dict[str, tuple[tuple[int, ...], ModelUnavailable]] = {}
         self._lock = threading.Lock()
+        self._manifest_logged: tuple[int, int] | None = None
 
     def manifest(self) -> dict[str, dict[str, Any]]:
-        path = self.checkpoint_dir / "manifest.json"
-        if not path.exists():
+        """The manifest's entries; {} when it is missing or invalid (logged once per change of
+        the file, see `manifest_problem`)."""
+        try:
+            return self._read_manifest()
+        except ManifestUnreadable as exc:
+            if self._manifest_logged != self.version():
+                self._manifest_logged = self.version()
+                logger.error("no models can be served: %s", exc)
             return {}
+
+    def manifest_problem(self) -> str | None:
+        """Why the manifest cannot be used, as a sentence; None when it can."""
+        try:
+            self._read_manifest()
+        except ManifestUnreadable as exc:
+            return str(exc)
+        return None
+
+    def _read_manifest(self) -> dict[str, dict[str, Any]]:
+        path = self.checkpoint_dir / "manifest.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            logger.error("cannot read %s: %s", path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            raise ManifestUnreadable(
+                "checkpoints/manifest.json is missing; train a model (python -m models.train "
+                "<recipe>) or copy the checkpoints directory"
+            ) from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ManifestUnreadable(
+                f"checkpoints/manifest.json cannot be read: {public_reason(str(exc))}"
+            ) from None
+        if not isinstance(data, dict) or not all(isinstance(e, dict) for e in data.values()):
+            raise ManifestUnreadable(
+                "checkpoints/manifest.json is not an object of model entries"
+            )
+        return data
 
     def get(self, name: str) -> Any:
         with self._lock:
@@ -135,15 +181,24 @@ class ModelRegistry:
             except ModelUnavailable:
                 pass
 
+    def unavailable_reason(self, name: str) -> str | None:
+        """None when `name` is loaded and verified (loading it now if it has to), else why
+        it cannot be served: availability as the API will find it, not as the files suggest."""
+        try:
+            self.get(name)
+        except ModelUnavailable as exc:
+            return exc.reason
+        return None
+
     def readiness(self) -> tuple[list[str], dict[str, str]]:
         """(loaded models, {unavailable model: reason}) over the manifest's entries."""
         loaded, unavailable = [], {}
         for name in sorted(self.manifest()):
-            try:
-                self.get(name)
+            reason = self.unavailable_reason(name)
+            if reason is None:
                 loaded.append(name)
-            except ModelUnavailable as exc:
-                unavailable[name] = exc.reason
+            else:
+                unavailable[name] = reason
         return loaded, unavailable
 
     def loaded(self) -> list[str]:

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.gzip import GZipMiddleware
 
+from app.compute import ComputeGate
 from app.limits import API_PREFIX, BodySizeLimit, RateLimit, RateLimiter, set_torch_threads
 from app.observability import AccessLog, configure_logging, install_metrics
 from app.security import SecurityHeaders, allow_cross_origin
@@ -33,8 +34,11 @@ GZIP_LEVEL = 6
 def install_serving(app: FastAPI, settings: ServingSettings) -> None:
     """Add the middleware stack (see the module docstring) and document the limits' answers."""
     configure_logging()
+    app.state.serving = settings
+    app.state.compute_gate = ComputeGate(settings.max_model_calls)
+    app.state.rate_limiter = None
     if settings.rate_limited:
-        limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
+        limiter = app.state.rate_limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
         app.add_middleware(RateLimit, limiter=limiter)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(

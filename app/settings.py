@@ -40,6 +40,10 @@ class ServingSettings:
     # Origins allowed to call the API from other sites; empty means same-origin only.
     cors_origins: tuple[str, ...] = ()
     gzip_min_bytes: int = 1024
+    # Model calls one worker runs at once (the rest get 503 + Retry-After at once), and the
+    # longest a model call may compute before it is stopped with a 503.
+    max_model_calls: int = 4
+    compute_deadline_s: float = 2.0
 
     @property
     def rate_limited(self) -> bool:
@@ -56,4 +60,10 @@ class ServingSettings:
             torch_threads=int(_number(env, "PAPERTRACE_TORCH_THREADS", cls.torch_threads, 1)),
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             gzip_min_bytes=int(_number(env, "PAPERTRACE_GZIP_MIN_BYTES", cls.gzip_min_bytes, 0)),
+            max_model_calls=int(
+                _number(env, "PAPERTRACE_MAX_MODEL_CALLS", cls.max_model_calls, 1)
+            ),
+            compute_deadline_s=_number(
+                env, "PAPERTRACE_COMPUTE_DEADLINE_S", cls.compute_deadline_s, 0.05
+            ),
         )

@@ -74,7 +74,12 @@ def test_models_are_loaded_and_verified_at_start_up(checkpoints: Path) -> None:
         assert client.app.state.registry.loaded() == ["pointer-sort"]
         ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "loaded": ["pointer-sort"], "unavailable": {}}
+    assert ready.json() == {
+        "status": "ready",
+        "loaded": ["pointer-sort"],
+        "unavailable": {},
+        "manifest": None,
+    }
 
 
 @pytest.mark.parametrize("fault", ["missing", "corrupt"])
@@ -412,7 +417,8 @@ def test_health_is_alive_even_without_models(tmp_path: Path) -> None:
     with serve(tmp_path) as client:
         assert client.get("/healthz").json() == {"status": "ok"}
         ready = client.get("/readyz")
-    assert ready.status_code == 200 and ready.json()["loaded"] == []
+    # alive, but not ready: a replica with no models must not get the API's traffic
+    assert ready.status_code == 503 and ready.json()["loaded"] == []
 
 
 # ---- compression and caching ----

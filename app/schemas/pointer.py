@@ -151,7 +151,8 @@ class SortResponse(PointerResponse):
 class VariantInfo(BaseModel):
     variant: str
     checkpoint: str
-    available: bool
+    available: bool = Field(description="loaded and verified: requests for it will be served")
+    reason: str | None = Field(None, description="why it cannot be served; null when available")
 
 
 class TaskModels(BaseModel):
