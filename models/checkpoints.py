@@ -95,6 +95,20 @@ def build_model(family: str, config: dict) -> nn.Module:
     return cls.from_config(config)
 
 
+def verified_file(entry: dict, directory: Path = CHECKPOINT_DIR) -> Path:
+    """The path of a manifest entry's file, after checking it exists and matches its sha256."""
+    path = Path(directory) / entry["file"]
+    if not path.exists():
+        raise CheckpointError(f"Checkpoint file {path} is missing; retrain or restore it.")
+    actual = sha256_file(path)
+    if actual != entry["sha256"]:
+        raise CheckpointError(
+            f"Checkpoint file {path} does not match its manifest entry "
+            f"(sha256 {actual[:12]}… instead of {entry['sha256'][:12]}…); it is corrupt or stale."
+        )
+    return path
+
+
 def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
     """The trained model (in eval mode) and its manifest entry, after checking sha256."""
     directory = Path(directory)
@@ -104,15 +118,7 @@ def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, 
             f"No checkpoint named {name!r} in {directory / MANIFEST_NAME}; "
             f"train it with `python -m models.train {name}`."
         )
-    path = directory / entry["file"]
-    if not path.exists():
-        raise CheckpointError(f"Checkpoint file {path} is missing; retrain or restore it.")
-    actual = sha256_file(path)
-    if actual != entry["sha256"]:
-        raise CheckpointError(
-            f"Checkpoint file {path} does not match its manifest entry "
-            f"(sha256 {actual[:12]}… instead of {entry['sha256'][:12]}…); it is corrupt or stale."
-        )
+    path = verified_file(entry, directory)
     model = build_model(entry["family"], entry["config"])
     model.load_state_dict(load_file(path))
     model.eval()
