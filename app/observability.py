@@ -58,8 +58,9 @@ def request_id_from(scope: Scope) -> str:
 
 class AccessLog:
     """Outermost middleware: assigns the request id, times the request and logs
-    `request_id method path route status ms`. The route is the template (`/papers/{slug}`),
-    so log lines group the way the metrics do."""
+    `request_id client method path route status ms`. The client is the reader's address (the
+    proxy's X-Forwarded-For when the server trusts that proxy, see app/serve.py); the route is
+    the template (`/papers/{slug}`), so log lines group the way the metrics do."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -84,9 +85,11 @@ class AccessLog:
             await self.app(scope, receive, send_with_id)
         finally:
             route = scope.get("route")
+            client = scope.get("client")
             access_log.info(
-                "request_id=%s method=%s path=%s route=%s status=%d ms=%.1f",
+                "request_id=%s client=%s method=%s path=%s route=%s status=%d ms=%.1f",
                 request_id,
+                client[0] if client else "-",
                 scope["method"],
                 scope["path"],
                 getattr(route, "path", "-"),
