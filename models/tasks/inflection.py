@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import random
 import re
 from collections import defaultdict
@@ -51,6 +52,8 @@ MEDIUM_SIZE = 1_000
 DEV_SIZE = 200
 TEST_SIZE = 500
 SEED = 2019
+FULL_CAP = 40_000  # cells per language in the "full" setting (English has fewer)
+REPRODUCTION_SIZE = 5_000
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "inflection"
 
 _WORD = re.compile(r"^[^\W\d_]+$")  # letters only: drops multiword, hyphenated and broken forms
@@ -307,6 +310,143 @@ def _sample(
     return rng.sample(examples, min(k, len(examples)))
 
 
+# --- the "full" setting: the whole training split, capped where a language is too big --------
+
+
+def lemma_weight(language: str, lemma: str) -> float:
+    """2 ** (wordfreq's Zipf frequency): 1 for a word wordfreq has never seen, about 30 for a
+    word seen once per million words, about 500 for "go" or "Haus"."""
+    from wordfreq import zipf_frequency
+
+    return 2.0 ** zipf_frequency(lemma, language)
+
+
+def weighted_sample(
+    rng: random.Random, examples: list[InflectionExample], k: int
+) -> list[InflectionExample]:
+    """k examples without replacement, each cell drawn with probability growing with its lemma's
+    frequency (Efraimidis and Spirakis: key u ** (1 / w), keep the k largest keys). Returned in
+    the input order, so the sample depends only on the examples, k and the generator's seed."""
+    if k >= len(examples):
+        return list(examples)
+    weights: dict[str, float] = {}
+    keys = []
+    for index, example in enumerate(examples):
+        if example.lemma not in weights:
+            weights[example.lemma] = lemma_weight(example.language, example.lemma)
+        keys.append((rng.random() ** (1.0 / weights[example.lemma]), index))
+    chosen = sorted(index for _, index in sorted(keys, reverse=True)[:k])
+    return [examples[index] for index in chosen]
+
+
+def in_vocab(example: InflectionExample, vocab: InflectionVocab) -> bool:
+    """Whether the shared vocabulary (built from the high set) can encode the cell: the full
+    models share the high models' vocabulary file, so the lemma's and forms' characters must be
+    in it."""
+    if example.features not in vocab.features.get(example.language, ()):
+        return False
+    targets = set(vocab.target)
+    return set(example.lemma) <= set(vocab.characters[example.language]) and all(
+        set(form) <= targets for form in example.forms
+    )
+
+
+def build_full(
+    vocab: InflectionVocab, languages: tuple[str, ...] = LANGUAGES, cap: int = FULL_CAP
+) -> tuple[list[InflectionExample], dict[str, int]]:
+    """Every training-split cell of each language, or where a language has more than ``cap``
+    cells a frequency-weighted sample of ``cap`` of them (see ``weighted_sample``); and how
+    many cells each language had before the cap. Cells with a character outside the shared
+    vocabulary are left out (a handful)."""
+    full: list[InflectionExample] = []
+    available: dict[str, int] = {}
+    for language in languages:
+        train = [
+            e
+            for e in language_tables(language)
+            if lemma_split(language, e.lemma) == "train" and in_vocab(e, vocab)
+        ]
+        available[language] = len(train)
+        full += weighted_sample(random.Random(f"{SEED}-{language}-full"), train, cap)
+    return full, available
+
+
+def load_full(
+    vocab: InflectionVocab, cache_dir: Path = DATA_DIR
+) -> tuple[list[InflectionExample], dict[str, int]]:
+    """``build_full``'s cells and counts, built once and cached under data/inflection/
+    (full-<cap>.jsonl and full-<cap>.available.json)."""
+    path = cache_dir / f"full-{FULL_CAP}.jsonl"
+    counts_path = cache_dir / f"full-{FULL_CAP}.available.json"
+    if not (path.exists() and counts_path.exists()):
+        examples, available = build_full(vocab)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            for example in examples:
+                handle.write(json.dumps(asdict(example), ensure_ascii=False) + "\n")
+        counts_path.write_text(json.dumps(available) + "\n")
+        tmp.replace(path)
+    with path.open(encoding="utf-8") as handle:
+        examples = [_example_from_json(line) for line in handle]
+    return examples, json.loads(counts_path.read_text())
+
+
+# --- what a model must reproduce from its own training set ----------------------------------
+
+ENGLISH_PAST = ("V;PST", "V;V.PTCP;PST")
+
+
+def regular_english_past(lemma: str) -> set[str]:
+    """The spellings the regular -ed rule can give: walk+ed, bake+d, cry -> cried, stop+ped,
+    panic+ked. A cell none of whose forms is one of these is irregular (go -> went)."""
+    forms = {lemma + "ed", lemma + lemma[-1] + "ed", lemma + "ked"}
+    if lemma.endswith("e"):
+        forms.add(lemma + "d")
+    if len(lemma) > 1 and lemma.endswith("y") and lemma[-2] not in "aeiou":
+        forms.add(lemma[:-1] + "ied")
+    return forms
+
+
+def irregular_english_past(examples: list[InflectionExample]) -> list[InflectionExample]:
+    """English past and past-participle cells the regular rule gets wrong."""
+    return [
+        e
+        for e in examples
+        if e.language == "en"
+        and e.features in ENGLISH_PAST
+        and not set(e.forms) & regular_english_past(e.lemma)
+    ]
+
+
+def _umlauts(word: str) -> int:
+    return sum(ch in "äöüÄÖÜ" for ch in word)
+
+
+def german_umlaut_plurals(examples: list[InflectionExample]) -> list[InflectionExample]:
+    """German plural cells whose form gains an umlaut over the lemma (Haus -> Häuser)."""
+    return [
+        e
+        for e in examples
+        if e.language == "de"
+        and e.features.endswith(";PL")
+        and any(_umlauts(form) > _umlauts(e.lemma) for form in e.forms)
+    ]
+
+
+def reproduction_sets(
+    training: list[InflectionExample], size: int = REPRODUCTION_SIZE
+) -> dict[str, list[InflectionExample]]:
+    """The training cells a model should give back: a fixed random sample, every irregular
+    English past / participle, every German plural with umlaut."""
+    rng = random.Random(f"{SEED}-reproduction")
+    return {
+        "sample": _sample(rng, training, size),
+        "english-irregular-past": irregular_english_past(training),
+        "german-umlaut-plural": german_umlaut_plurals(training),
+    }
+
+
 def load_splits(cache_dir: Path = DATA_DIR) -> dict[str, list[InflectionExample]]:
     """The splits, built once and cached as JSON lines under data/inflection/."""
     names = ("high", "medium", "dev", "test")
@@ -448,7 +588,7 @@ class InflectionRecipe(Seq2SeqRecipe):
 
     name: str
     alpha: float
-    setting: str = "high"  # which training set: high | medium
+    setting: str = "high"  # which training set: high | medium | full
     steps: int = 20_000  # about 36 epochs of the high set
     time_budget_min: float | None = None  # equal step counts for every alpha
     emb_dim: int = 64
@@ -484,11 +624,23 @@ class InflectionRecipe(Seq2SeqRecipe):
         self.optimizer_note = (
             "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
         )
-        self._pairs = _training_pairs(self.splits[self.setting], self.vocab)
+        self.available: dict[str, int] | None = None  # full setting: cells before the cap
+        if self.setting == "full":
+            self.training, self.available = load_full(self.vocab)
+            # Watch the model learn what it is taught: 1,000 cells of the reproduction sample.
+            self._train_check = reproduction_sets(self.training)["sample"][:1000]
+        else:
+            self.training = self.splits[self.setting]
+        self._pairs = _training_pairs(self.training, self.vocab)
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
-        return {"dev_accuracy": round(greedy_accuracy(model, self.vocab, self.splits["dev"]), 4)}
+        metrics = {"dev_accuracy": round(greedy_accuracy(model, self.vocab, self.splits["dev"]), 4)}
+        if self.setting == "full":
+            metrics["train_accuracy"] = round(
+                greedy_accuracy(model, self.vocab, self._train_check), 4
+            )
+        return metrics
 
     def data_description(self) -> dict:
         return {
@@ -500,6 +652,25 @@ class InflectionRecipe(Seq2SeqRecipe):
             "counts": split_counts(self.splits),
             "training_pairs": len(self._pairs),
             "vocab_file": VOCAB_FILE,
+            **(self._full_description() if self.setting == "full" else {}),
+        }
+
+    def _full_description(self) -> dict:
+        cells = {language: 0 for language in LANGUAGES}
+        for example in self.training:
+            cells[example.language] += 1
+        return {
+            "full": {
+                "what": "every training-split cell of each language, capped at "
+                f"{FULL_CAP:,} per language; a capped language keeps a sample drawn without "
+                "replacement with weight 2 ** (wordfreq Zipf frequency of the lemma), so "
+                "frequent lemmas are almost always in; cells with characters outside the "
+                "shared vocabulary are left out",
+                "cap_per_language": FULL_CAP,
+                "cells_before_cap": self.available,
+                "cells": cells,
+                "wordfreq": version("wordfreq"),
+            }
         }
 
 
