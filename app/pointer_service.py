@@ -9,6 +9,7 @@ here or in models/tasks; the browser only draws.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -49,6 +50,8 @@ CHECKPOINTS: dict[str, dict[str, str]] = {
     "tsp": {"softmax": "pointer-tsp"},
     "sort": {"softmax": "pointer-sort", "entmax15": "pointer-sort-entmax15"},
 }
+# Called between decoding steps; raises to stop the decode (app.compute.Budget.check).
+Check = Callable[[], None] | None
 TSP_HEURISTIC = "best of farthest insertion + 2-opt and nearest neighbour + 2-opt"
 
 
@@ -106,12 +109,17 @@ def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
 
 
 def decode(
-    model: PointerNet, inputs: np.ndarray, request: PointsRequest | ValuesRequest
+    model: PointerNet,
+    inputs: np.ndarray,
+    request: PointsRequest | ValuesRequest,
+    check: Check = None,
 ) -> tuple[Trace, int]:
-    """The model's trace for one instance and the beam width actually used."""
+    """The model's trace for one instance and the beam width actually used; `check` is called
+    between decoding steps and raises to stop (see app.compute)."""
     if request.decoder == "beam":
-        return beam_search(model, inputs, width=request.beam_width), request.beam_width
-    return greedy(model, inputs[None])[0], 1
+        trace = beam_search(model, inputs, width=request.beam_width, check=check)
+        return trace, request.beam_width
+    return greedy(model, inputs[None], check)[0], 1
 
 
 def four_digits(probs: np.ndarray) -> np.ndarray:
@@ -161,12 +169,16 @@ def _common(
 
 
 def solve_hull(
-    loaded: LoadedPointer, variant: str, request: PointsRequest, started: float
+    loaded: LoadedPointer,
+    variant: str,
+    request: PointsRequest,
+    started: float,
+    check: Check = None,
 ) -> HullResponse:
     points = hull.validate_points(np.array(request.points))  # raises on collinear input
     exact = hull.convex_hull_order(points)
     exact_area = hull.polygon_area(points, exact)
-    trace, width = decode(loaded.model, points, request)
+    trace, width = decode(loaded.model, points, request, check)
     simple = hull.is_simple_polygon(points, trace.order)
     area = hull.polygon_area(points, trace.order) if len(trace.order) >= 3 else 0.0
     return HullResponse(
@@ -208,11 +220,15 @@ def tsp_reference(points: tuple[tuple[float, float], ...]) -> TspReference:
 
 
 def solve_tsp(
-    loaded: LoadedPointer, variant: str, request: PointsRequest, started: float
+    loaded: LoadedPointer,
+    variant: str,
+    request: PointsRequest,
+    started: float,
+    check: Check = None,
 ) -> TspResponse:
     cities = tsp.validate_points(np.array(request.points))
     reference = tsp_reference(tuple(request.points))
-    trace, width = decode(loaded.model, cities, request)
+    trace, width = decode(loaded.model, cities, request, check)
     valid = tsp.is_valid_tour(trace.order, len(cities))
     length = tsp.tour_length(cities, trace.order)
     return TspResponse(
@@ -238,12 +254,16 @@ def model_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 def solve_sort(
-    loaded: LoadedPointer, variant: str, request: ValuesRequest, started: float
+    loaded: LoadedPointer,
+    variant: str,
+    request: ValuesRequest,
+    started: float,
+    check: Check = None,
 ) -> SortResponse:
     values = sort.validate_values(np.array(request.values))
     exact = sort.sorted_order(values)
     inputs, rescaled = model_values(values)
-    trace, width = decode(loaded.model, inputs, request)
+    trace, width = decode(loaded.model, inputs, request, check)
     valid = sorted(trace.order) == list(range(len(values)))
     wrong = np.asarray(values[trace.order] != values[exact]) if valid else None
     return SortResponse(
@@ -261,12 +281,15 @@ SOLVERS = {"hull": solve_hull, "tsp": solve_tsp, "sort": solve_sort}
 
 
 def solve(
-    registry: ModelRegistry, task: Task, request: PointsRequest | ValuesRequest
+    registry: ModelRegistry,
+    task: Task,
+    request: PointsRequest | ValuesRequest,
+    check: Check = None,
 ) -> PointerResponse:
     """Decode one request with the task's model. Raises ValueError (with a sentence for the
     reader) on unusable input or an unknown variant, ModelUnavailable if the checkpoint is
-    missing or corrupt."""
+    missing or corrupt; whatever `check` raises between decoding steps passes through."""
     variant, name = checkpoint_name(task, request.model)
     loaded: LoadedPointer = registry.get(name)
     started = time.perf_counter()  # after the one-time checkpoint load
-    return SOLVERS[task](loaded, variant, request, started)
+    return SOLVERS[task](loaded, variant, request, started, check)

@@ -235,8 +235,13 @@ def _end_allowed(model: PointerNet, mask: torch.Tensor, steps_done: int, n: int)
 
 
 @torch.inference_mode()
-def greedy(model: PointerNet, instances: np.ndarray | torch.Tensor) -> list[Trace]:
-    """Greedy decoding of a batch (B, n, d); one Trace per instance."""
+def greedy(
+    model: PointerNet,
+    instances: np.ndarray | torch.Tensor,
+    check: Callable[[], None] | None = None,
+) -> list[Trace]:
+    """Greedy decoding of a batch (B, n, d); one Trace per instance. `check`, if given, is
+    called before each step and raises to abandon the decode (a deadline, a client gone)."""
     model.eval()
     x = as_inputs(instances, model.config.input_dim)
     batch, n, _ = x.shape
@@ -248,6 +253,8 @@ def greedy(model: PointerNet, instances: np.ndarray | torch.Tensor) -> list[Trac
     finished = torch.zeros(batch, dtype=torch.bool)
     probs_seen, chosen_seen = [], []
     for t in range(n + int(model.config.end_position)):
+        if check is not None:
+            check()
         scores, state = model.step(memory, dec_in, state, mask)
         probs = mapping(scores)  # (B, N)
         choice = scores.argmax(dim=-1)  # same as argmax of probs, without ties at zero
@@ -286,13 +293,17 @@ def _trace(probs: torch.Tensor, chosen: list[int], n: int) -> Trace:
 
 @torch.inference_mode()
 def beam_candidates(
-    model: PointerNet, instance: np.ndarray | torch.Tensor, width: int = 8
+    model: PointerNet,
+    instance: np.ndarray | torch.Tensor,
+    width: int = 8,
+    check: Callable[[], None] | None = None,
 ) -> list[Trace]:
     """Beam search over valid outputs for one instance (n, d); hypotheses form one batch.
 
     Returns every finished hypothesis, highest log-probability first. Without an end position
     all hypotheses finish together after n steps; with one (hull), search stops once the best
-    finished hypothesis beats every live one, since log-probabilities only fall.
+    finished hypothesis beats every live one, since log-probabilities only fall. `check`, if
+    given, is called before each step and raises to abandon the search.
     """
     model.eval()
     x = as_inputs(np.asarray(instance)[None], model.config.input_dim)
@@ -307,6 +318,8 @@ def beam_candidates(
     alive_probs = torch.zeros(1, 0, mask.shape[1])
     finished: list[tuple[float, list[int], torch.Tensor]] = []
     for t in range(n + int(end)):
+        if check is not None:
+            check()
         k = alive_score.shape[0]
         beam_memory = Memory(
             memory.enc.expand(k, -1, -1),
@@ -345,10 +358,11 @@ def beam_search(
     instance: np.ndarray | torch.Tensor,
     width: int = 8,
     rescore: Callable[[list[int]], float] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> Trace:
     """The most probable finished beam hypothesis, or with `rescore` (e.g. tour length) the
-    finished hypothesis with the lowest rescore value."""
-    candidates = beam_candidates(model, instance, width)
+    finished hypothesis with the lowest rescore value. `check` as in `beam_candidates`."""
+    candidates = beam_candidates(model, instance, width, check)
     if rescore is None:
         return candidates[0]
     return min(candidates, key=lambda trace: rescore(trace.order))

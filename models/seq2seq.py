@@ -267,13 +267,15 @@ def beam_search(
     max_len: int = 50,
     attn_alpha: float | None = None,
     out_alpha: float | None = None,
+    check: Callable[[], None] | None = None,
 ) -> BeamResult:
     """Beam search for one source, the beam as the batch dimension.
 
     Scores are exact log-probabilities (float64); continuations with probability 0 are never
     taken. ``exact`` is True when no nonzero-probability continuation was pruned and no live
     hypothesis was cut by ``max_len``: then ``hypotheses`` holds every sequence with nonzero
-    probability. With a softmax output that essentially never happens.
+    probability. With a softmax output that essentially never happens. `check`, if given, is
+    called before each step and raises to abandon the search (a deadline, a client gone).
     """
     out_alpha = model.config.out_alpha if out_alpha is None else out_alpha
     src, lengths = pad_batch([source])
@@ -283,6 +285,8 @@ def beam_search(
     attentions, outputs = [], []  # per step: (k, src_len), (k, vocab)
     exact = True
     for _ in range(max_len):
+        if check is not None:
+            check()
         k = len(live)
         prev = torch.tensor([h.tokens[-1] if h.tokens else BOS for h in live])
         logits, attention, state = model.step(prev, state, memory.expand(k), attn_alpha)
@@ -390,11 +394,13 @@ def decode(
     max_len: int = 50,
     attn_alpha: float | None = None,
     out_alpha: float | None = None,
+    check: Callable[[], None] | None = None,
 ) -> Trace:
-    """Beam search and the per-step record of the best hypothesis, as strings for the page."""
+    """Beam search and the per-step record of the best hypothesis, as strings for the page;
+    `check` as in `beam_search`."""
     attn_alpha = model.config.attn_alpha if attn_alpha is None else attn_alpha
     out_alpha = model.config.out_alpha if out_alpha is None else out_alpha
-    result = beam_search(model, source_ids, width, max_len, attn_alpha, out_alpha)
+    result = beam_search(model, source_ids, width, max_len, attn_alpha, out_alpha, check)
     hypotheses = []
     for h in result.hypotheses:
         tokens = [target_vocab[i] for i in h.tokens]

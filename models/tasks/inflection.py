@@ -27,7 +27,7 @@ import os
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from importlib import resources
 from importlib.metadata import version
@@ -693,7 +693,9 @@ class Inflector:
         beam_width: int = 5,
         attn_alpha: float | None = None,
         out_alpha: float | None = None,
+        check: Callable[[], None] | None = None,
     ) -> Trace:
+        """The trace of one cell; `check` as in models.seq2seq.beam_search."""
         source = self.vocab.encode_source(language, features, lemma)
         return decode(
             self.model,
@@ -705,6 +707,7 @@ class Inflector:
             max_len=max_output_length(lemma),
             attn_alpha=attn_alpha,
             out_alpha=out_alpha,
+            check=check,
         )
 
 

@@ -21,7 +21,7 @@ import io
 import re
 import subprocess
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -434,7 +434,9 @@ class Translator:
         beam_width: int = 5,
         attn_alpha: float | None = None,
         out_alpha: float | None = None,
+        check: Callable[[], None] | None = None,
     ) -> Trace:
+        """The trace of one sentence; `check` as in models.seq2seq.beam_search."""
         text = " ".join(text.split())
         words = len(text.split())
         if not 1 <= words <= MAX_SOURCE_WORDS or len(text) > MAX_SOURCE_CHARS:
@@ -454,4 +456,5 @@ class Translator:
             max_len=max_output_length(len(ids)),
             attn_alpha=attn_alpha,
             out_alpha=out_alpha,
+            check=check,
         )
