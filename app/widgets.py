@@ -147,5 +147,9 @@ class WidgetRenderer:
     def error(self, call: WidgetCall, message: str, command: str | None = None) -> str:
         template = self.templates.get_template("partials/widgets/_error.html")
         return template.render(
-            message=message, command=command, source=call.source, widget=call.name
+            message=message,
+            command=command,
+            source=call.source,
+            widget=call.name,
+            inline=call.inline,
         )

@@ -172,6 +172,35 @@ def test_prose_cannot_forge_a_widget_marker() -> None:
     assert not [s for s in segments if isinstance(s, WidgetCall)]
 
 
+def test_inline_value_becomes_an_inline_widget_call_inside_its_sentence() -> None:
+    segments, _ = render_markdown("Ours: {{pointer.tsp | 50 |\nours beam 8}}, the paper's 7.66.\n")
+    assert segments == (
+        "<p>Ours: ",
+        WidgetCall(
+            "result-value",
+            {"path": "pointer.tsp | 50 | ours beam 8"},  # the line break is a space
+            None,
+            "{{pointer.tsp | 50 | ours beam 8}}",
+            inline=True,
+        ),
+        ", the paper's 7.66.</p>\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "Code `{{a.b | c | d}}` stays code.\n",
+        "Math $x_{{a}}$ stays math.\n",
+        "An escaped \\{{a.b | c | d}} stays text.\n",
+        "Unclosed {{a.b | c | d and {single} braces stay text.\n",
+    ],
+)
+def test_braces_outside_a_value_directive_are_left_alone(markdown: str) -> None:
+    segments, _ = render_markdown(markdown)
+    assert not [s for s in segments if isinstance(s, WidgetCall)]
+
+
 def test_render_body_places_each_widget_where_its_block_was() -> None:
     paper = parse_paper(FIXTURE_CONTENT / "alpha-paper.md")
     html = render_body(paper, lambda call: f"[{call.name}]")

@@ -1,0 +1,123 @@
+"""`{{source.table | row | column}}` in prose: one cell of a results file, quoted in a sentence."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.widget_providers.results_table import result_value_context
+from app.widgets import WidgetEnv, WidgetError
+
+RESULTS = {
+    "tables": {
+        "tsp": {
+            "columns": ["tested n", "reference", "ours beam 8"],
+            "rows": [
+                ["5", "Held–Karp (exact)", "2.107 (+0.18%)"],
+                ["50", "best solver tour", "6.135 (+6.11%)"],
+            ],
+        },
+        "sparse": {
+            "columns": ["pointer", "tested n", "support"],
+            "rows": [
+                ["softmax", "10", "6.00"],
+                ["entmax15", "10", "1.02"],
+                ["entmax15", "20", "1.05"],
+            ],
+        },
+    }
+}
+
+
+FRONT_MATTER = """---
+title: A Demo
+authors: [A. Author]
+venue: ICLR
+year: 2020
+arxiv: "2001.00001"
+tldr: One line.
+tags: [testing]
+order: 1
+---
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> WidgetEnv:
+    (tmp_path / "demo.json").write_text(json.dumps(RESULTS), encoding="utf-8")
+    return WidgetEnv(results_dir=tmp_path, registry=None)  # type: ignore[arg-type]
+
+
+def value(path: str, env: WidgetEnv) -> str:
+    return result_value_context({"path": path}, env)["value"]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("demo.tsp | 50 | ours beam 8", "6.135 (+6.11%)"),
+        ("demo.tsp | 50 | ours beam 8 | main", "6.135"),
+        ("demo.tsp | 50 | ours beam 8 | paren", "+6.11%"),
+        ("demo.tsp | 5 | reference", "Held–Karp (exact)"),  # "5" is not a prefix of "50"
+        ("demo.sparse | softmax | support", "6.00"),
+        ("demo.sparse | entmax15, 20 | support", "1.05"),  # the leading cells tell rows apart
+    ],
+)
+def test_a_value_is_the_cell_of_its_row_and_column(
+    path: str, expected: str, env: WidgetEnv
+) -> None:
+    assert value(path, env) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("demo.tsp | 50", "needs a table, a row and a column"),
+        ("demo | 50 | reference", "needs a table, a row and a column"),
+        ("demo.tsp | 60 | reference", "has no row “60” (its rows start with 5, 50)"),
+        ("demo.tsp | 50 | ours greedy", "has no column “ours greedy”"),
+        ("demo.sparse | entmax15 | support", "add the next cells, e.g. “entmax15, 10”"),
+        ("demo.tsp | 50 | reference | paren", "has no part in parentheses"),
+        ("demo.tsp | 50 | ours beam 8 | gap", "“gap” is not a part of a cell"),
+        ("demo.hull | 50 | accuracy", "has no table “hull”"),
+        ("nowhere.tsp | 50 | reference", "content/results/nowhere.json has not been generated"),
+        ("etc/passwd.tsp | 50 | reference", "is not a results file name"),
+    ],
+)
+def test_a_value_that_cannot_be_found_says_what_to_change(
+    path: str, message: str, env: WidgetEnv
+) -> None:
+    with pytest.raises(WidgetError, match=re.escape(message)):
+        value(path, env)
+
+
+def page(results: dict[str, Any], tmp_path: Path, sentence: str) -> str:
+    content = tmp_path / "content"
+    (content / "results").mkdir(parents=True)
+    (content / "results" / "demo.json").write_text(json.dumps(results), encoding="utf-8")
+    (content / "demo-paper.md").write_text(FRONT_MATTER + sentence, encoding="utf-8")
+    with TestClient(create_app(content_dir=content)) as client:
+        return client.get("/papers/demo-paper").text
+
+
+def test_values_render_inside_the_sentence_and_follow_the_results_file(tmp_path: Path) -> None:
+    html = page(RESULTS, tmp_path, "At 50 cities: {{demo.tsp | 50 | ours beam 8 | main}}.\n")
+    assert (
+        '<p>At 50 cities: <span class="result-value" title="Our result: '
+        'content/results/demo.json, table “tsp”, row 50, column “ours beam 8”">6.135</span>.</p>'
+    ) in html
+
+
+def test_a_broken_value_is_an_inline_error_not_a_box(tmp_path: Path) -> None:
+    html = page(RESULTS, tmp_path, "At 60 cities: {{demo.tsp | 60 | ours beam 8}}, then more.\n")
+    assert (
+        '<span class="widget-error-inline" role="note" title="Table “tsp” has no row “60”' in html
+    )
+    assert ">{{demo.tsp | 60 | ours beam 8}}</span>, then more.</p>" in html
+    assert 'class="widget-error"' not in html
