@@ -21,17 +21,23 @@ from app.schemas.seq2seq import (
     DEFAULT_ALPHA,
     InflectionExample,
     InflectionOptions,
+    InflectionReference,
     InflectRequest,
+    InflectResponse,
     ModelInfo,
     ModelOption,
     OptionsResponse,
     Seq2SeqResponse,
     Task,
     TranslateRequest,
+    TranslateResponse,
     TranslationExample,
     TranslationOptions,
+    TranslationReference,
 )
 from app.services import ModelRegistry, ModelUnavailable, register_loader
+from models import references
+from models.references import InflectionLexicon, TranslationCorpus, matches_reference
 from models.seq2seq import UNK, Trace
 from models.tasks.inflection import Inflector, InvalidInflectionInput, inflection_options
 from models.tasks.translation import InvalidTranslationInput, Translator
@@ -44,15 +50,24 @@ NAME_PREFIX: dict[Task, str] = {
     "translation": "seq2seq-translate-a",
 }
 
-# Held-out lemmas (the "test" side of models.tasks.inflection.lemma_split) that show the cases the
-# deep-dive discusses; tests check that they really are held out and really are such cases.
+# Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
+# held-out test split (the rest) of models.tasks.inflection.lemma_split; tests check the splits,
+# the forms, and that the widget's first render shows a right and a wrong answer among them.
 INFLECTION_EXAMPLES = (
+    InflectionExample(
+        label="go → past",
+        lemma="go",
+        language="en",
+        features="V;PST",
+        why="an irregular verb from the training split: went, not the regular-rule *goed",
+    ),
     InflectionExample(
         label="fight → past",
         lemma="fight",
         language="en",
         features="V;PST",
-        why="an irregular English verb: fought is right; *fighted is the regular-rule mistake",
+        why="a held-out irregular verb: no rule gives fought, so a model that never saw it "
+        "tends to say *fighted",
     ),
     InflectionExample(
         label="Standplatz → plural",
@@ -77,20 +92,37 @@ INFLECTION_EXAMPLES = (
     ),
 )
 
-# Sentences from the held-out test split of models.tasks.translation (split by source hash).
+# Sentences from the held-out test split of models.tasks.translation (split by source hash), one
+# from the training split and one the corpus does not have; tests check which is which.
 TRANSLATION_EXAMPLES = (
     TranslationExample(label="property name", text="The name of the property"),
     TranslationExample(label="window size", text="Saving window size and position"),
-    TranslationExample(label="album lookup", text="Could not find this album on MusicBrainz."),
-    TranslationExample(
-        label="separator lines",
-        text="Enter the number of lines to leave between the separators.",
-    ),
+    TranslationExample(label="permission denied", text="Permission denied"),
+    TranslationExample(label="open the file (not in the corpus)", text="Could not open the file."),
     TranslationExample(
         label="online accounts (12 words)",
         text="Connect to your online accounts and decide what to use them for",
     ),
 )
+
+# What a reference's split means for the answer beside it, in one line. Inflection's training
+# split depends on whether the model that answered trained on this very cell (None: the
+# reference file does not record that model's training set).
+INFLECTION_MEANINGS: dict[tuple[str, bool | None], str] = {
+    ("train", True): "seen in training: this very cell was one of the model's training examples",
+    ("train", False): "training split, but this cell was not in the model's training sample: "
+    "it never saw this form",
+    ("train", None): "training split: the model was trained on a sample of these words' cells",
+    ("dev", False): "held out (development split): the model never saw this word; it only "
+    "tracked training",
+    ("test", False): "held out: the model never saw this word — this is the paper's test condition",
+    ("unseen", False): "not in our lexicon: there is no reference form to check the answer against",
+}
+TRANSLATION_MEANINGS = {
+    "train": "seen in training: this sentence and this translation were a training pair",
+    "dev": "held out (development split): the model never trained on this sentence",
+    "test": "held out: the model never saw this sentence — the condition of the BLEU table",
+}
 
 
 class InvalidSeq2SeqInput(ValueError):
@@ -107,6 +139,7 @@ class ServedSeq2Seq:
     attn_alpha: float
     out_alpha: float
     runner: Inflector | Translator
+    training_set: str | None  # the manifest's data setting (high, medium, …), if it names one
 
     @property
     def output_vocab_size(self) -> int:
@@ -124,8 +157,21 @@ def load_seq2seq(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serv
         raise ValueError(f"seq2seq task {task!r} has no widget")
     config = entry["config"]
     return ServedSeq2Seq(
-        name, task, entry["sha256"], float(config["attn_alpha"]), float(config["out_alpha"]), runner
+        name,
+        task,
+        entry["sha256"],
+        float(config["attn_alpha"]),
+        float(config["out_alpha"]),
+        runner,
+        (entry.get("data") or {}).get("setting"),
     )
+
+
+@register_loader("reference")
+def load_reference(
+    checkpoint_dir: Path, name: str, entry: dict[str, Any]
+) -> InflectionLexicon | TranslationCorpus:
+    return references.load_reference(entry, checkpoint_dir)
 
 
 # --- which model a request means -------------------------------------------------------------
@@ -195,9 +241,16 @@ def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInf
     )
 
 
-def trace_response(task: Task, trace: Trace, info: ModelInfo, started: float) -> Seq2SeqResponse:
+def trace_response(
+    task: Task,
+    trace: Trace,
+    info: ModelInfo,
+    started: float,
+    reference: InflectionReference | TranslationReference | None,
+) -> InflectResponse | TranslateResponse:
     body = trace.to_dict()
-    return Seq2SeqResponse(
+    response_type = InflectResponse if task == "inflection" else TranslateResponse
+    return response_type(
         task=task,
         hypotheses=body["hypotheses"],
         exact=trace.exact,
@@ -206,10 +259,59 @@ def trace_response(task: Task, trace: Trace, info: ModelInfo, started: float) ->
         steps=body["steps"],
         model=info,
         server_ms=round((time.perf_counter() - started) * 1000, 2),
+        reference=reference,
     )
 
 
-def inflect(registry: ModelRegistry, request: InflectRequest) -> Seq2SeqResponse:
+# --- the verdict: the reference answer beside the model's ------------------------------------
+
+
+def reference_lookup(
+    registry: ModelRegistry, task: Task
+) -> InflectionLexicon | TranslationCorpus | None:
+    """The task's reference file (sha256-verified, loaded once), or None when it is missing or
+    broken; the registry logs why, and /readyz lists it."""
+    try:
+        return registry.get(references.NAMES[task])
+    except ModelUnavailable:
+        return None
+
+
+def inflection_reference(
+    registry: ModelRegistry, served: ServedSeq2Seq, request: InflectRequest, best: str
+) -> InflectionReference | None:
+    lexicon = reference_lookup(registry, "inflection")
+    if not isinstance(lexicon, InflectionLexicon):
+        return None
+    cell = lexicon.lookup(request.language, request.lemma, request.features)
+    seen = None
+    if served.training_set in lexicon.training_sets:
+        seen = served.training_set in cell.training_sets
+    return InflectionReference(
+        forms=None if cell.forms is None else list(cell.forms),
+        split=cell.split,
+        correct=None if cell.forms is None else matches_reference(best, cell.forms),
+        seen_in_training=seen,
+        meaning=INFLECTION_MEANINGS[(cell.split, seen if cell.split == "train" else False)],
+    )
+
+
+def translation_reference(
+    registry: ModelRegistry, text: str, best: str
+) -> TranslationReference | None:
+    corpus = reference_lookup(registry, "translation")
+    found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
+    if found is None:
+        return None
+    return TranslationReference(
+        text=found.text,
+        split=found.split,
+        correct=matches_reference(best, [found.text]),
+        meaning=TRANSLATION_MEANINGS[found.split],
+    )
+
+
+def inflect(registry: ModelRegistry, request: InflectRequest) -> InflectResponse:
     served = served_model(registry, "inflection", request.alpha)
     started = time.perf_counter()
     alpha = request.inference_alpha
@@ -220,7 +322,8 @@ def inflect(registry: ModelRegistry, request: InflectRequest) -> Seq2SeqResponse
         )
     except InvalidInflectionInput as exc:
         raise InvalidSeq2SeqInput(str(exc)) from exc
-    return trace_response("inflection", trace, model_info(served, alpha), started)
+    reference = inflection_reference(registry, served, request, trace.hypotheses[0].text)
+    return trace_response("inflection", trace, model_info(served, alpha), started, reference)
 
 
 def check_readable(translator: Translator, text: str) -> None:
@@ -244,7 +347,7 @@ def check_readable(translator: Translator, text: str) -> None:
         )
 
 
-def translate(registry: ModelRegistry, request: TranslateRequest) -> Seq2SeqResponse:
+def translate(registry: ModelRegistry, request: TranslateRequest) -> TranslateResponse:
     served = served_model(registry, "translation", request.alpha)
     started = time.perf_counter()
     alpha = request.inference_alpha
@@ -254,7 +357,8 @@ def translate(registry: ModelRegistry, request: TranslateRequest) -> Seq2SeqResp
         trace = served.runner.translate(request.text, request.beam_width, alpha, alpha)
     except InvalidTranslationInput as exc:
         raise InvalidSeq2SeqInput(str(exc)) from exc
-    return trace_response("translation", trace, model_info(served, alpha), started)
+    reference = translation_reference(registry, request.text, trace.hypotheses[0].text)
+    return trace_response("translation", trace, model_info(served, alpha), started, reference)
 
 
 # --- options and the widgets' default figures --------------------------------------------------
@@ -303,13 +407,13 @@ def default_alpha(models: list[ModelOption]) -> float:
     return DEFAULT_ALPHA if DEFAULT_ALPHA in available else available[0]
 
 
-_default_cache: dict[tuple[str, str, str], Seq2SeqResponse] = {}
+_default_cache: dict[tuple[str, str, str], InflectResponse | TranslateResponse] = {}
 _default_lock = threading.Lock()
 
 
 def cached_default(
     registry: ModelRegistry, request: InflectRequest | TranslateRequest
-) -> Seq2SeqResponse:
+) -> InflectResponse | TranslateResponse:
     """The widget's first figure, decoded once per checkpoint (the page renders it each visit)."""
     task: Task = "inflection" if isinstance(request, InflectRequest) else "translation"
     served = served_model(registry, task, request.alpha)
@@ -371,9 +475,29 @@ def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
     }
 
 
-def result_view(response: Seq2SeqResponse, compact: bool = False) -> dict[str, Any]:
+def reference_answers(response: InflectResponse | TranslateResponse) -> list[str] | None:
+    """The answers the reference accepts (an inflection cell's forms, a sentence's corpus
+    translation), or None when there is no reference to judge by."""
+    reference = response.reference
+    if isinstance(reference, TranslationReference):
+        return [reference.text]
+    return reference.forms if reference is not None else None
+
+
+def hypothesis_marks(response: InflectResponse | TranslateResponse) -> list[bool | None]:
+    """For each n-best entry, whether the reference accepts it (None: nothing to judge by); the
+    first is the response's `reference.correct`."""
+    answers = reference_answers(response)
+    return [
+        None if answers is None else matches_reference(h.text, answers) for h in response.hypotheses
+    ]
+
+
+def result_view(
+    response: InflectResponse | TranslateResponse, compact: bool = False
+) -> dict[str, Any]:
     """Template context for templates/partials/seq2seq/result.html: the response as it is, plus
-    the heatmap layout and the per-step summaries the figure prints."""
+    the heatmap layout, the per-step summaries the figure prints and the n-best's marks."""
     steps = response.steps
     mean_attention = sum(s.attention_support for s in steps) / max(1, len(steps))
     mean_output = sum(s.support_size for s in steps) / max(1, len(steps))
@@ -384,6 +508,7 @@ def result_view(response: Seq2SeqResponse, compact: bool = False) -> dict[str, A
             "heatmap": heatmap_view(response),
             "mean_attention_support": f"{mean_attention:.2f}".rstrip("0").rstrip("."),
             "mean_output_support": f"{mean_output:.2f}".rstrip("0").rstrip("."),
+            "marks": hypothesis_marks(response),
             "steps": [
                 {
                     "step": step,

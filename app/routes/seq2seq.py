@@ -13,7 +13,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from app import seq2seq_service as service
-from app.schemas.seq2seq import InflectRequest, OptionsResponse, Seq2SeqResponse, TranslateRequest
+from app.schemas.seq2seq import (
+    InflectRequest,
+    InflectResponse,
+    OptionsResponse,
+    Seq2SeqResponse,
+    TranslateRequest,
+    TranslateResponse,
+)
 from app.services import ModelRegistry, ModelUnavailable, get_registry
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
@@ -52,20 +59,22 @@ def respond(request: Request, response: Seq2SeqResponse) -> Seq2SeqResponse | HT
     )
 
 
-@router.post("/inflect", response_model=Seq2SeqResponse, responses=ERRORS)
+@router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
 def inflect(
     request: Request, payload: InflectRequest, registry: Registry
 ) -> Seq2SeqResponse | HTMLResponse:
     """Inflect a lemma: the n-best forms and, per output character, attention and output
-    distributions with their support sizes."""
+    distributions with their support sizes; beside them the lexicon's forms for the cell, the
+    lemma's split and whether the best form is right."""
     return respond(request, run_or_explain(service.inflect, registry, payload))
 
 
-@router.post("/translate", response_model=Seq2SeqResponse, responses=ERRORS)
+@router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
 def translate(
     request: Request, payload: TranslateRequest, registry: Registry
 ) -> Seq2SeqResponse | HTMLResponse:
-    """Translate an English sentence to German: the n-best and the per-subword trace."""
+    """Translate an English sentence to German: the n-best and the per-subword trace; when the
+    sentence is in the corpus, its translation there, its split and whether the best matches."""
     return respond(request, run_or_explain(service.translate, registry, payload))
 
 

@@ -140,6 +140,50 @@ class Seq2SeqResponse(BaseModel):
     server_ms: float = Field(description="time spent decoding, in milliseconds")
 
 
+Split = Literal["train", "dev", "test"]
+
+
+class InflectionReference(BaseModel):
+    forms: list[str] | None = Field(
+        description="every valid form of this (language, lemma, features) cell in the lexicon; "
+        "null when the lexicon has no such cell"
+    )
+    split: Split | Literal["unseen"] = Field(
+        description="the split the lemma belongs to; `unseen` when the lexicon lacks the lemma"
+    )
+    correct: bool | None = Field(
+        description="whether the best hypothesis is one of `forms`; null when there are none"
+    )
+    seen_in_training: bool | None = Field(
+        description="whether this very cell was a training example of the model that answered; "
+        "null when the reference file does not record that model's training set"
+    )
+    meaning: str = Field(description="what the split means for this answer, in one line")
+
+
+class TranslationReference(BaseModel):
+    text: str = Field(description="the corpus's German translation of the (normalised) source")
+    split: Split = Field(description="the split the source sentence belongs to")
+    correct: bool = Field(
+        description="whether the best hypothesis equals `text` (whitespace normalised)"
+    )
+    meaning: str = Field(description="what the split means for this answer, in one line")
+
+
+class InflectResponse(Seq2SeqResponse):
+    reference: InflectionReference | None = Field(
+        description="the lexicon's verdict on the best hypothesis; null only when the server "
+        "has no lexicon file (see /readyz)"
+    )
+
+
+class TranslateResponse(Seq2SeqResponse):
+    reference: TranslationReference | None = Field(
+        description="the corpus translation and a verdict, when the normalised source sentence "
+        "is in the corpus; else null"
+    )
+
+
 class ModelOption(BaseModel):
     alpha: float
     name: str
@@ -175,7 +219,10 @@ class TranslationOptions(BaseModel):
     target_language: str = "de"
     alphas: list[float]
     models: list[ModelOption]
-    examples: list[TranslationExample] = Field(description="sentences from the held-out test split")
+    examples: list[TranslationExample] = Field(
+        description="example sentences: from the test and training splits, and one the corpus "
+        "lacks (each answer's `reference` says which)"
+    )
     max_words: int = MAX_SENTENCE_WORDS
     max_chars: int = MAX_SENTENCE_CHARS
 

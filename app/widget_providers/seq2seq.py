@@ -1,8 +1,9 @@
 """seq2seq-inflect and seq2seq-translate: the live sparse seq2seq widgets.
 
-Each renders its controls and a first figure decoded on the server from a default example (a
-held-out one), so the page shows a real result before any script runs; static/js/seq2seq-widget.js
-then redraws from the API as the reader types or drags α.
+Each renders its controls and a first figure decoded on the server from the first example, so
+the page shows a real result before any script runs; static/js/seq2seq-widget.js then redraws
+from the API as the reader types or drags α. Every example button carries the default model's
+answer with its verdict (✓ / ✗), so right and wrong answers are both in view from the start.
 """
 
 from __future__ import annotations
@@ -77,6 +78,28 @@ def first_figure(env: WidgetEnv, request: InflectRequest | TranslateRequest) -> 
     return service.result_view(response)
 
 
+def example_answers(
+    env: WidgetEnv, requests: list[InflectRequest] | list[TranslateRequest]
+) -> list[dict[str, Any] | None]:
+    """Per example: the default model's best answer and whether the reference accepts it (None
+    when there is no reference), or None when the model cannot answer it."""
+    answers: list[dict[str, Any] | None] = []
+    for request in requests:
+        try:
+            response = service.cached_default(env.registry, request)
+        except (ModelUnavailable, service.InvalidSeq2SeqInput):
+            answers.append(None)
+            continue
+        reference = response.reference
+        answers.append(
+            {
+                "text": response.hypotheses[0].text,
+                "correct": None if reference is None else reference.correct,
+            }
+        )
+    return answers
+
+
 @register_widget("seq2seq-inflect", needs=NEEDS, pure=True)
 def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).inflection
@@ -86,19 +109,22 @@ def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
             "python -m models.train seq2seq-inflect-a1.5",
         )
     context = common_context(options.models, "inflection")
-    example = options.examples[0]
-    request = InflectRequest(
-        lemma=example.lemma,
-        language=example.language,
-        features=example.features,
-        alpha=context["alpha"],
-    )
+    requests = [
+        InflectRequest(
+            lemma=example.lemma,
+            language=example.language,
+            features=example.features,
+            alpha=context["alpha"],
+        )
+        for example in options.examples
+    ]
     return {
         **context,
-        **first_figure(env, request),
+        **first_figure(env, requests[0]),
         "options": options,
         "options_json": json_block(options),
-        "request": request,
+        "request": requests[0],
+        "example_answers": example_answers(env, requests),
     }
 
 
@@ -106,11 +132,14 @@ def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
 def translate_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).translation
     context = common_context(options.models, "translation")
-    request = TranslateRequest(text=options.examples[0].text, alpha=context["alpha"])
+    requests = [
+        TranslateRequest(text=example.text, alpha=context["alpha"]) for example in options.examples
+    ]
     return {
         **context,
-        **first_figure(env, request),
+        **first_figure(env, requests[0]),
         "options": options,
         "options_json": json_block(options),
-        "request": request,
+        "request": requests[0],
+        "example_answers": example_answers(env, requests),
     }
