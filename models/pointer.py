@@ -89,8 +89,13 @@ class AdditiveAttention(nn.Module):
 
     def scores(self, ref: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
         """ref (B, N, H) already through w_ref; query (B, T, H) -> scores (B, T, N)."""
-        q = self.w_query(query)
-        return torch.tanh(ref[:, None, :, :] + q[:, :, None, :]) @ self.v
+        # tanh(z) = 2·sigmoid(2z) − 1, so vᵀtanh(z) = 2·vᵀsigmoid(2z) − Σv: the same scores
+        # (to float rounding) in three passes over (B, T, N, H) instead of three plus a tanh
+        # that on this CPU build is about ten times slower than sigmoid (measured: 5.5 vs
+        # 0.55 ms on 128 × 51 × 128 floats, one thread); it dominated decoding time.
+        q2 = 2 * self.w_query(query)
+        z = torch.add(q2[:, :, None, :], ref[:, None, :, :], alpha=2).sigmoid_()
+        return 2 * (z @ self.v) - self.v.sum()
 
 
 @dataclass
@@ -366,3 +371,67 @@ def beam_search(
     if rescore is None:
         return candidates[0]
     return min(candidates, key=lambda trace: rescore(trace.order))
+
+
+MAX_SAMPLES = 256
+
+
+@torch.inference_mode()
+def sample(
+    model: PointerNet, instance: np.ndarray | torch.Tensor, count: int, seed: int = 0
+) -> list[Trace]:
+    """`count` outputs for one instance (n, d), each drawn step by step from the pointer's
+    distribution, all in one batch; the same seed gives the same samples.
+
+    A masked position has probability exactly zero, so every sample is a permutation (for the
+    hull: distinct inputs, then the end marker). The samples are independent, so the first k
+    of them are a fair draw of k.
+    """
+    if not 1 <= count <= MAX_SAMPLES:
+        raise ValueError(f"Draw between 1 and {MAX_SAMPLES} samples; got {count}.")
+    model.eval()
+    x = as_inputs(np.asarray(instance)[None], model.config.input_dim)
+    n = x.shape[1]
+    end = model.config.end_position
+    mapping = pointer_mapping(model.config.pointer)
+    generator = torch.Generator().manual_seed(seed)
+    one = model.encode(x)
+    memory = Memory(
+        one.enc.expand(count, -1, -1),
+        one.ref_pointer.expand(count, -1, -1),
+        None if one.ref_glimpse is None else one.ref_glimpse.expand(count, -1, -1),
+        (one.state[0].expand(-1, count, -1), one.state[1].expand(-1, count, -1)),
+    )
+    state, dec_in = memory.state, model.go.expand(count, -1)
+    mask = model.initial_mask(count, n)
+    finished = torch.zeros(count, dtype=torch.bool)
+    probs_seen, chosen_seen = [], []
+    for t in range(n + int(end)):
+        scores, state = model.step(memory, dec_in, state, mask)
+        probs = mapping(scores)  # (count, N)
+        choice = torch.multinomial(probs, 1, generator=generator)[:, 0]
+        probs_seen.append(probs)
+        chosen_seen.append(choice)
+        if end:
+            finished = finished | (choice == n)
+            if bool(finished.all()):
+                break
+        mask = torch.where(finished[:, None], mask, mask.scatter(1, choice[:, None], True))
+        mask = _end_allowed(model, mask, t + 1, n)
+        dec_in = one.enc[0, choice]
+    probs_all = torch.stack(probs_seen, dim=1)  # (count, steps, N)
+    chosen_all = torch.stack(chosen_seen, dim=1).tolist()  # count lists of steps
+    traces = []
+    for b, chosen in enumerate(chosen_all):
+        if end and n in chosen:
+            chosen = chosen[: chosen.index(n) + 1]
+        traces.append(_trace(probs_all[b, : len(chosen)], chosen, n))
+    return traces
+
+
+def best_of(traces: list[Trace], cost: Callable[[list[int]], float]) -> tuple[Trace, list[float]]:
+    """The trace with the lowest cost (the most probable among equals), and the running best
+    cost over the first 1, 2, …, k traces."""
+    costs = [cost(trace.order) for trace in traces]
+    best = min(range(len(traces)), key=lambda i: (costs[i], -traces[i].log_prob))
+    return traces[best], np.minimum.accumulate(costs).tolist()
