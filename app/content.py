@@ -22,6 +22,7 @@ import yaml
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
@@ -199,12 +200,37 @@ def _make_markdown() -> MarkdownIt:
         renderer=lambda content, config: render_math(content, config["display_mode"]),
     )
     md.inline.ruler.before("backticks", "inline_widget", _inline_widget)
+    md.core.ruler.push("glue_math_punctuation", _glue_math_punctuation)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("inline_widget", _render_inline_widget)
     # Wide tables scroll inside the column instead of pushing the page sideways on phones.
     md.add_render_rule("table_open", lambda *args: '<div class="table-scroll">\n<table>\n')
     md.add_render_rule("table_close", lambda *args: "</table>\n</div>\n")
     return md
+
+
+TRAILING_PUNCTUATION = re.compile(r"[:;,.!?)\]’”]+")
+
+
+def _glue_math_punctuation(state: StateCore) -> None:
+    """A line may not break between inline math and the punctuation right after it
+    ("… $x$: the …" must not leave the colon alone at the start of a line)."""
+    for block in state.tokens:
+        children = block.children or []
+        for index in range(len(children) - 1, 0, -1):
+            math, after = children[index - 1], children[index]
+            if math.type != "math_inline" or after.type != "text":
+                continue
+            match = TRAILING_PUNCTUATION.match(after.content)
+            if match is None:
+                continue
+            glued = [Token("html_inline", "", 0), math, Token("text", "", 0)]
+            glued[0].content = '<span class="math-glue">'
+            glued[2].content = match.group()
+            closing = Token("html_inline", "", 0)
+            closing.content = "</span>"
+            after.content = after.content[match.end() :]
+            children[index - 1 : index] = [*glued, closing]
 
 
 def _render_fence(

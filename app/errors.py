@@ -2,7 +2,9 @@
 
 FastAPI's default 422 body is a list of pydantic error objects; every API here promises
 `{"detail": "<sentence>"}` instead, so the page can show it as is. The sentence names the field
-(as a JSON path, e.g. `points[2][0]`) and the limit it broke.
+(as a JSON path, e.g. `points[2][0]`) and the limit it broke. A request from one of the
+page's widgets (it sends `HX-Request: true`) gets the same sentence in the reader's terms
+instead: "Point 3's x", counting from 1 as the board and the coordinates box do.
 """
 
 from __future__ import annotations
@@ -28,27 +30,75 @@ def field_path(loc: Sequence[str | int]) -> str:
     return path
 
 
-def error_sentence(error: dict[str, Any]) -> str:
-    """One pydantic error -> a sentence for the reader."""
+# What a widget calls each request field; list items are counted from 1.
+READER_FIELDS = {
+    "points": "the list of points",
+    "values": "the list of values",
+    "scores": "the list of scores",
+    "labels": "the list of labels",
+    "alpha": "α",
+    "inference_alpha": "the decoding α",
+    "beam_width": "the beam width",
+    "decoder": "the decoder",
+    "model": "the model",
+    "lemma": "the word",
+    "features": "the features",
+    "text": "the sentence",
+}
+READER_ITEMS = {"points": "Point", "values": "Value", "scores": "Score", "labels": "Label"}
+
+
+def reader_field(loc: Sequence[str | int]) -> str:
+    """("body", "points", 2, 0) -> "Point 3's x"; ("body", "beam_width") -> "the beam width"."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    if not parts:
+        return ""
+    name, rest = str(parts[0]), parts[1:]
+    if rest and isinstance(rest[0], int) and name in READER_ITEMS:
+        item = f"{READER_ITEMS[name]} {rest[0] + 1}"
+        if len(rest) > 1 and rest[1] in (0, 1):
+            return f"{item}'s {'xy'[int(rest[1])]}"
+        return item
+    return READER_FIELDS.get(name, name.replace("_", " "))
+
+
+def error_sentence(error: dict[str, Any], reader: bool = False) -> str:
+    """One pydantic error -> a sentence: JSON paths for API clients, the page's own words
+    for a reader (`reader=True`)."""
     kind = error.get("type", "")
     ctx = error.get("ctx") or {}
-    field = field_path(error.get("loc", ()))
-    value = error.get("input")
+    loc = error.get("loc", ())
+    field = field_path(loc)
+    if reader and field:
+        name = reader_field(loc)
+        return _capitalised(_sentence(kind, ctx, error, name, error.get("input")))
+    return _sentence(kind, ctx, error, f"`{field}`" if field else "", error.get("input"))
+
+
+def _capitalised(sentence: str) -> str:
+    return sentence[:1].upper() + sentence[1:]
+
+
+def _sentence(kind: str, ctx: dict[str, Any], error: dict[str, Any], field: str, value: Any) -> str:
+    """The sentence for one error; `field` is already quoted or worded for its audience."""
     if kind == "json_invalid":
         return f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
     if kind == "missing":
         if not field:
             return "The request needs a JSON body."
-        return f"The request needs a `{field}` field."
+        quoted = field.startswith("`")
+        return f"The request needs a {field} field." if quoted else f"Give {field}."
     if kind == "extra_forbidden":
-        return f"`{field}` is not a field this endpoint knows; remove it."
+        return f"{field} is not a field this endpoint knows; remove it."
     if kind == "too_short":
-        return f"`{field}` needs at least {ctx.get('min_length')} items; it has {len(value)}."
+        return f"{field} needs at least {ctx.get('min_length')} items; it has {len(value)}."
     if kind == "too_long":
         count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
-        return f"`{field}` takes at most {ctx.get('max_length')} items; it has {count}."
+        return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
     if kind == "finite_number":
-        return f"`{field}` must be a finite number, not {value!r}."
+        return f"{field} must be a finite number, not {value!r}."
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         words = {
             "greater_than_equal": ("at least", "ge"),
@@ -56,21 +106,22 @@ def error_sentence(error: dict[str, Any]) -> str:
             "less_than_equal": ("at most", "le"),
             "less_than": ("less than", "lt"),
         }[kind]
-        return f"`{field}` must be {words[0]} {ctx.get(words[1])}; got {value!r}."
+        return f"{field} must be {words[0]} {ctx.get(words[1])}; got {value!r}."
     if kind == "literal_error":
-        return f"`{field}` must be {ctx.get('expected')}; got {value!r}."
+        return f"{field} must be {ctx.get('expected')}; got {value!r}."
     if kind == "value_error":
         # a validator's own sentence, without pydantic's "Value error, " prefix
         return str(ctx.get("error", error.get("msg", "")))
     message = str(error.get("msg", "invalid value")).rstrip(".")
-    return f"`{field}`: {message}." if field else f"{message}."
+    return f"{field}: {message}." if field else f"{message}."
 
 
 async def validation_error_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
     if request.method == "POST" and (wrong_type := not_json(request)) is not None:
         return wrong_type
     errors = list(exc.errors())
-    detail = error_sentence(errors[0]) if errors else "The request is not valid."
+    reader = request.headers.get("HX-Request") == "true"
+    detail = error_sentence(errors[0], reader) if errors else "The request is not valid."
     if len(errors) > 1:
         detail += f" ({len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} after that.)"
     return JSONResponse(status_code=422, content={"detail": detail})
@@ -112,16 +163,23 @@ def not_json(request: Request) -> JSONResponse | None:
     return JSONResponse(status_code=415, content={"detail": detail})
 
 
+# Methods a route here may serve; an Allow header names those that match the path.
+CANDIDATE_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
 def allowed_methods(request: Request) -> str:
-    """The methods some route serves at this path, for a 405's `Allow` header. Starlette
-    names only the first route that matched the path, and GET and HEAD are registered as
-    separate routes for pages."""
-    methods: set[str] = set()
-    scope = {**request.scope, "method": "GET"}
-    for route in request.app.router.routes:
-        match, _ = route.matches(scope)
-        if match != Match.NONE:
-            methods |= set(getattr(route, "methods", None) or ())
+    """The methods some route serves at this path, for a 405's `Allow` header: Starlette
+    names only the first route that matched the path, and GET and HEAD are separate routes
+    here."""
+    routes = request.app.router.routes
+    methods = [
+        method
+        for method in CANDIDATE_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL
+            for route in routes
+        )
+    ]
     return ", ".join(sorted(methods))
 
 

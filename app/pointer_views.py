@@ -40,6 +40,13 @@ def probability_text(p: float) -> str:
     return f"{p:.3f}" if p >= 0.0005 else "<0.001"
 
 
+def percent_text(fraction: float, signed: bool = False) -> str:
+    """A fraction as a percentage with two decimals; a value that rounds to zero reads 0.00%,
+    never -0.00% (a float gap of -1e-9 is a tie, not a loss)."""
+    value = round(100 * fraction, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{value:+.2f}%" if signed and value != 0 else f"{value:.2f}%"
+
+
 def position_labels(result: PointerResponse) -> list[str]:
     labels = [str(i + 1) for i in range(result.n)]
     return [*labels, "END"] if isinstance(result, HullResponse) else labels
@@ -61,7 +68,11 @@ def headline(result: PointerResponse) -> str:
             )
         return f"The model's output ({k} vertices) is not a simple polygon."
     if isinstance(result, TspResponse):
-        gap = "" if result.gap is None else f", {100 * result.gap:+.2f}% against the reference"
+        gap = (
+            ""
+            if result.gap is None
+            else f", {percent_text(result.gap, signed=True)} against the reference"
+        )
         return f"The model's tour has length {result.length:.4f}{gap}."
     if result.correct:
         return f"The model put all {result.n} values in ascending order."
@@ -71,7 +82,7 @@ def headline(result: PointerResponse) -> str:
 
 def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    gap = "—" if result.gap is None else f"{100 * result.gap:.2f}%"
+    gap = "—" if result.gap is None else percent_text(result.gap)
     if isinstance(result, HullResponse):
         rows += [
             ("Model", f"{sequence_text(result.order, labels)} · area {result.area:.4f}"),

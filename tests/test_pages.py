@@ -81,8 +81,11 @@ def test_every_script_is_a_static_file(client: TestClient) -> None:
 
 def test_results_table_widget_renders_the_results_file(client: TestClient) -> None:
     html = client.get("/papers/alpha-paper").text
-    assert "<caption>Demo accuracy on 1,000 test instances</caption>" in html
-    assert '<th scope="row">1.5-entmax</th><td>92.4%</td><td>3.1</td>' in html
+    assert 'id="table-main-caption">Demo accuracy on 1,000 test instances</p>' in html
+    assert (
+        '<th scope="row" data-label="model">1.5-entmax</th>'
+        '<td data-label="accuracy">92.4%</td><td data-label="support">3.1</td>'
+    ) in html
     assert "A fixture table." in html
     assert "python -m models.evaluate demo" in html
 

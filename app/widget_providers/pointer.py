@@ -53,7 +53,7 @@ def parse_request(task: Task, inputs: Any) -> PointsRequest | ValuesRequest:
             return ValuesRequest(values=inputs)
         return PointsRequest(points=inputs)
     except ValidationError as exc:
-        raise WidgetError(error_sentence(exc.errors()[0])) from exc
+        raise WidgetError(error_sentence(exc.errors()[0], reader=True)) from exc
 
 
 @register_widget(

@@ -5,7 +5,7 @@
 function trackTableOfContents() {
   const toc = document.querySelector("[data-toc]");
   const prose = document.querySelector("[data-prose]");
-  if (!toc || !prose || !("IntersectionObserver" in window)) return;
+  if (!toc || !prose) return;
 
   if (window.matchMedia("(max-width: 60rem)").matches) toc.removeAttribute("open");
 
@@ -20,6 +20,18 @@ function trackTableOfContents() {
       if (key === id) link.setAttribute("aria-current", "location");
       else link.removeAttribute("aria-current");
     }
+    keepInView(links.get(id));
+  }
+
+  // The sidebar scrolls on its own when the contents are taller than the window: bring the
+  // current entry into its visible part without moving the page.
+  function keepInView(link) {
+    if (!link || toc.scrollHeight <= toc.clientHeight) return;
+    const box = toc.getBoundingClientRect();
+    const entry = link.getBoundingClientRect();
+    const margin = 2 * entry.height;
+    if (entry.top < box.top + margin) toc.scrollTop -= box.top + margin - entry.top;
+    else if (entry.bottom > box.bottom - margin) toc.scrollTop += entry.bottom - box.bottom + margin;
   }
 
   // After a jump from the contents, its target stays current while it is on screen,
@@ -29,7 +41,7 @@ function trackTableOfContents() {
   function update() {
     if (pinned) {
       const top = pinned.getBoundingClientRect().top;
-      if (top >= 0 && top < window.innerHeight) return;
+      if (top >= -2 && top < window.innerHeight) return;
       pinned = null;
     }
     // The current section is the last heading above the reading line.
@@ -40,9 +52,29 @@ function trackTableOfContents() {
     if (current) setCurrent(current.id);
   }
 
-  // Fires whenever a heading crosses the reading line (a quarter of the way down).
-  const observer = new IntersectionObserver(update, { rootMargin: "0px 0px -75% 0px" });
-  headings.forEach((h) => observer.observe(h));
+  // Every scroll (a fast one may carry no heading across the reading line, and a jump to
+  // a #fragment scrolls without any), measured once per frame.
+  let queued = false;
+  function schedule() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      update();
+    });
+  }
+  window.addEventListener("scroll", schedule, { passive: true });
+  window.addEventListener("resize", schedule);
+  window.addEventListener("hashchange", () => {
+    const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target && links.has(target.id)) pinned = target;
+    schedule();
+  });
+  // A wheel, a key or a touch is the reader scrolling on: the jump target lets go.
+  for (const type of ["wheel", "touchmove", "keydown"]) {
+    window.addEventListener(type, () => (pinned = null), { passive: true });
+  }
+  schedule();
 
   // Moving focus along with the scroll keeps keyboard users where they jumped to.
   toc.addEventListener("click", (event) => {
@@ -133,7 +165,41 @@ function containWideFormulas() {
   });
 }
 
+// A table or display formula wider than the column scrolls sideways; say so under it, and
+// let the keyboard reach it so the arrow keys can scroll it.
+function markSidewaysScrolling() {
+  const boxes = document.querySelectorAll(".prose .table-scroll, .prose .math.block");
+  if (!boxes.length) return;
+  const hints = new Map();
+  for (const box of boxes) {
+    const hint = document.createElement("p");
+    hint.className = "scroll-hint";
+    hint.setAttribute("aria-hidden", "true");
+    hint.textContent = box.matches(".math.block")
+      ? "The formula continues to the right: scroll it sideways →"
+      : "More columns to the right: scroll the table sideways →";
+    box.after(hint);
+    hints.set(box, hint);
+  }
+  function measure() {
+    for (const [box, hint] of hints) {
+      const wide = box.scrollWidth > box.clientWidth + 1;
+      hint.hidden = !wide;
+      box.classList.toggle("is-scrollable", wide);
+      if (wide && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+      if (!wide && box.matches(".math.block")) box.removeAttribute("tabindex");
+    }
+  }
+  measure();
+  let pending = null;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(measure);
+  });
+}
+
 trackTableOfContents();
 containWideFormulas();
+markSidewaysScrolling();
 enableCopyButtons();
 enableTagFilter();

@@ -1,0 +1,206 @@
+"""One plain sentence under each of our results tables, computed from the table's own cells
+(content/results/<source>.json), so the sentence stays true when the numbers are regenerated.
+
+Each function takes a table (`columns`, `rows` of display strings) and returns a sentence.
+A table whose columns no longer match raises `TakeawayError`; the table then shows without
+a takeaway, and tests/test_result_takeaways.py fails so the sentence gets fixed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+NUMBER = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?")
+
+
+class TakeawayError(ValueError):
+    """A table that no longer has the cells its takeaway reads."""
+
+
+Table = Mapping[str, Any]
+
+
+def number(cell: str) -> float:
+    """The first number in a display cell: "6.135 (+6.11%)" → 6.135, "10.8%" → 10.8."""
+    match = NUMBER.search(str(cell))
+    if match is None:
+        raise TakeawayError(f"“{cell}” holds no number")
+    return float(match.group().replace(",", "").replace("−", "-"))
+
+
+def column(table: Table, name: str) -> list[str]:
+    columns = list(table.get("columns", []))
+    if name not in columns:
+        raise TakeawayError(f"no column “{name}”")
+    index = columns.index(name)
+    return [str(row[index]) for row in table.get("rows", [])]
+
+
+def rows_where(table: Table, name: str, value: str) -> list[Sequence[str]]:
+    index = list(table.get("columns", [])).index(name)
+    return [row for row in table.get("rows", []) if str(row[index]) == value]
+
+
+def points(value: float) -> str:
+    """A difference in percentage points, signed, without a "-0.0"."""
+    rounded = round(value, 1)
+    return "±0.0" if rounded == 0 else f"{rounded:+.1f}".replace("-", "−")
+
+
+def join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def hull(table: Table) -> str:
+    sizes = column(table, "tested n")
+    ours = [number(c) for c in column(table, "accuracy (beam 8)")]
+    paper = [number(c) for c in column(table, "paper accuracy")]
+    close = [n for n, a, b in zip(sizes, ours, paper, strict=True) if a >= b - 3]
+    behind = [
+        f"{a:.1f}% against {b:.1f}% at n = {n}"
+        for n, a, b in zip(sizes, ours, paper, strict=True)
+        if a < b - 3
+    ]
+    if not behind:
+        return f"Our beam-8 accuracy is within 3 points of the paper's at every n ({join(sizes)})."
+    if not close:
+        return f"Our beam-8 accuracy falls behind the paper's at every n: {join(behind)}."
+    return (
+        f"Our beam-8 accuracy is within 3 points of the paper's at n = {join(close)}, "
+        f"and falls behind beyond: {join(behind)}."
+    )
+
+
+def tsp(table: Table) -> str:
+    sizes = column(table, "tested n")
+    cells = column(table, "ours beam 8")
+    paper = column(table, "paper Ptr-Net")
+    groups: dict[str, list[str]] = {"within 1% of": [], "shorter than": [], "longer than": []}
+    for n, ours, theirs in zip(sizes, cells, paper, strict=True):
+        a, b = number(ours), number(theirs)
+        key = "shorter than" if a < b * 0.99 else "longer than" if a > b * 1.01 else "within 1% of"
+        groups[key].append(n)
+    parts = [f"{key} the paper's Ptr-Net at n = {join(ns)}" for key, ns in groups.items() if ns]
+    last = cells[-1].split(" (")[0]
+    first_gap, last_gap = _paren(cells[0]).lstrip("+"), _paren(cells[-1]).lstrip("+")
+    return (
+        f"Our beam-8 tours are {' and '.join(parts)} ({last} against {paper[-1]} at "
+        f"n = {sizes[-1]}); against our own reference they are {first_gap} longer "
+        f"at n = {sizes[0]} and {last_gap} at n = {sizes[-1]}."
+    )
+
+
+def _paren(cell: str) -> str:
+    match = re.search(r"\(([^)]*)\)", cell)
+    if match is None:
+        raise TakeawayError(f"“{cell}” has no gap in parentheses")
+    return match.group(1)
+
+
+def sort(table: Table) -> str:
+    sizes = column(table, "tested n")
+    greedy = [number(c) for c in column(table, "accuracy (greedy)")]
+    beam = [number(c) for c in column(table, "accuracy (beam 8)")]
+    high = [n for n, a in zip(sizes, greedy, strict=True) if a >= 95]
+    sentence = (
+        f"Greedy decoding sorts at least 95% of the sequences exactly up to n = {high[-1]} "
+        if high
+        else "Greedy decoding sorts fewer than 95% of the sequences exactly at every n "
+    )
+    sentence += f"and {greedy[-1]:.1f}% at n = {sizes[-1]}; "
+    if beam == greedy:
+        return sentence + "beam 8 changes nothing at any n."
+    gain = max(b - g for b, g in zip(beam, greedy, strict=True))
+    return sentence + f"beam 8 adds at most {points(gain)} points."
+
+
+def sparse_pointer(table: Table) -> str:
+    dense = rows_where(table, "pointer", "softmax")
+    sparse = [row for row in table.get("rows", []) if row[0] != "softmax"]
+    if not dense or len(dense) != len(sparse):
+        raise TakeawayError("expected one sparse row per softmax row")
+    columns = list(table["columns"])
+    acc, support = columns.index("accuracy (greedy)"), columns.index("mean support size")
+    candidates = columns.index("candidates per step")
+    gains = [number(s[acc]) - number(d[acc]) for d, s in zip(dense, sparse, strict=True)]
+    supports = [number(s[support]) for s in sparse]
+    verdict = "is as accurate as" if min(gains) >= -1 else "loses accuracy against"
+    return (
+        f"The sparse pointer ({sparse[0][0]}) {verdict} softmax "
+        f"({points(min(gains))} to {points(max(gains))} points) while giving non-zero "
+        f"probability to {min(supports):.2f}–{max(supports):.2f} inputs per step, where softmax "
+        f"spreads it over all {number(dense[0][candidates]):g}–{number(dense[-1][candidates]):g} "
+        "candidates."
+    )
+
+
+def inflection(table: Table) -> str:
+    averages = rows_where(table, "language", "average")
+    if not averages:
+        raise TakeawayError("no average rows")
+    columns = list(table["columns"])
+    gain = columns.index("1.5 − 1")
+    parts = [f"{points(number(row[gain]))} in the {row[0]} setting" for row in averages]
+    return (
+        "Averaged over the languages, 1.5-entmax against softmax is "
+        f"{join(parts)} (accuracy points); the paper reports gains of about one point, "
+        "up to 2.5 with little data."
+    )
+
+
+def translation(table: Table) -> str:
+    alphas = column(table, list(table["columns"])[0])
+    bleu = [number(c) for c in column(table, "BLEU")]
+    best = max(range(len(bleu)), key=bleu.__getitem__)
+    worst = min(range(len(bleu)), key=bleu.__getitem__)
+    softmax = bleu[alphas.index("1")]
+    return (
+        f"α = {alphas[best]} gives the best BLEU ({bleu[best]:.1f}, "
+        f"{points(bleu[best] - softmax)} over softmax) and α = {alphas[worst]} the lowest "
+        f"({bleu[worst]:.1f}); the paper's best was also 1.5-entmax."
+        if alphas[best] == "1.5"
+        else f"α = {alphas[best]} gives the best BLEU ({bleu[best]:.1f}) and α = "
+        f"{alphas[worst]} the lowest ({bleu[worst]:.1f}); in the paper 1.5-entmax was best."
+    )
+
+
+def sparsity(table: Table) -> str:
+    ours = [row for row in table.get("rows", []) if not str(row[0]).startswith("paper")]
+    columns = list(table["columns"])
+    exact = columns.index("beam 5 exact")
+    softmax = [number(row[exact]) for row in ours if row[1] == "1"]
+    sparse = [(row[0], row[1], number(row[exact])) for row in ours if row[1] != "1"]
+    if not softmax or not sparse:
+        raise TakeawayError("expected softmax and sparse rows")
+    best = max(sparse, key=lambda item: item[2])
+    worst = min(sparse, key=lambda item: item[2])
+    never = "0.0%" if max(softmax) == 0 else f"at most {max(softmax):.1f}%"
+    return (
+        f"Beam 5 is never exact under softmax ({never}); with sparse α it is "
+        f"exact for up to {best[2]:.1f}% of the test inputs ({best[0]}, α = {best[1]}), "
+        f"but only {worst[2]:.1f}% for {worst[0]} at α = {worst[1]}."
+    )
+
+
+TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
+    ("pointer", "hull"): hull,
+    ("pointer", "tsp"): tsp,
+    ("pointer", "sort"): sort,
+    ("pointer", "sparse-pointer"): sparse_pointer,
+    ("seq2seq", "inflection"): inflection,
+    ("seq2seq", "translation"): translation,
+    ("seq2seq", "sparsity"): sparsity,
+}
+
+
+def takeaway(source: str, table_id: str, table: Table) -> str | None:
+    """The sentence for one of our tables, or None for a table that has none."""
+    write = TAKEAWAYS.get((source, table_id))
+    if write is None:
+        return None
+    try:
+        return write(table)
+    except (TakeawayError, ValueError, IndexError):
+        return None

@@ -1,0 +1,83 @@
+"""What a first-time reader reads: error sentences in the page's words, no "-0.00%", one
+takeaway under each of our results tables, and punctuation that stays with its formula."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.content import render_markdown
+from app.main import app
+from app.pointer_views import percent_text
+from app.result_takeaways import TAKEAWAYS, takeaway
+
+RESULTS = Path(__file__).resolve().parents[1] / "content" / "results"
+WIDGET = {"HX-Request": "true"}
+FIVE = [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6], [1.3, 0.1], [0.2, 0.9]]
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(app)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "api", "reader"),
+    [
+        ("/api/pointer/hull", {"points": FIVE}, "`points[3][0]`", "Point 4's x must be at most"),
+        (
+            "/api/pointer/tsp",
+            {"points": FIVE[:3] + [[0.5, 0.5], [0.2, 0.9]], "decoder": "beam", "beam_width": 40},
+            "`beam_width` must be at most 16",
+            "The beam width must be at most 16",
+        ),
+        ("/api/entmax", {"scores": [1.0, "x"], "alpha": 1.5}, "`scores[1]`", "Score 2:"),
+        ("/api/pointer/sort", {"values": [0.1]}, "`values`", "The list of values needs at least"),
+    ],
+)
+def test_widgets_get_errors_in_the_readers_terms(
+    client: TestClient, path: str, body: dict, api: str, reader: str
+) -> None:
+    from_api = client.post(path, json=body)
+    from_widget = client.post(path, json=body, headers=WIDGET)
+    assert from_api.status_code == from_widget.status_code == 422
+    assert api in from_api.json()["detail"]
+    detail = from_widget.json()["detail"]
+    assert detail.startswith(reader), detail
+    assert "`" not in detail and "[" not in detail and "_" not in detail, detail
+
+
+def test_a_gap_that_rounds_to_zero_has_no_sign() -> None:
+    assert percent_text(-1e-9) == "0.00%"
+    assert percent_text(-1e-9, signed=True) == "0.00%"
+    assert percent_text(-0.0123, signed=True) == "-1.23%"
+    assert percent_text(0.0123, signed=True) == "+1.23%"
+
+
+@pytest.mark.parametrize(("source", "table_id"), sorted(TAKEAWAYS))
+def test_each_of_our_tables_has_a_takeaway_from_its_numbers(source: str, table_id: str) -> None:
+    table = json.loads((RESULTS / f"{source}.json").read_text())["tables"][table_id]
+    sentence = takeaway(source, table_id, table)
+    assert sentence is not None and sentence.endswith("."), sentence
+    assert "-0.0" not in sentence and "nan" not in sentence.lower()
+
+
+def test_takeaways_follow_the_numbers() -> None:
+    table = {
+        "columns": ["tested n", "accuracy (beam 8)", "paper accuracy"],
+        "rows": [["5", "92.0%", "92.0%"], ["200", "10.8%", "22.1%"]],
+    }
+    assert "10.8% against 22.1% at n = 200" in takeaway("pointer", "hull", table)
+    table["rows"][1][1] = "22.0%"
+    assert "within 3 points of the paper's at every n" in takeaway("pointer", "hull", table)
+    assert takeaway("pointer", "hull", {"columns": ["renamed"], "rows": [["1"]]}) is None
+
+
+def test_punctuation_after_inline_math_does_not_wrap_alone() -> None:
+    (html,), _ = render_markdown("The map $f$: it works; $g$ too.")
+    assert '<span class="math-glue"><span class="math inline">' in html
+    assert "</math></span>:</span> it works" in html
+    assert "</math></span> too." in html
