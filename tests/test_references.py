@@ -1,0 +1,186 @@
+"""The reference files behind the widgets' verdicts (models/references.py): the paradigm
+encoding round-trips, lookups answer every case (each split, unknown lemma, missing cell, a
+sentence in and out of the corpus), the files are verified by sha256 and version, and the
+shipped files agree with the data code and with the models they judge."""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models import references
+from models.checkpoints import CHECKPOINT_DIR, CheckpointError, read_manifest
+from models.references import (
+    InflectionLexicon,
+    ReferenceFormatError,
+    TranslationCorpus,
+    apply_edit,
+    form_edit,
+    inflection_document,
+    load_reference,
+    matches_reference,
+    translation_document,
+    write_reference,
+)
+from models.tasks.inflection import InflectionExample, language_tables, lemma_split
+from models.tasks.translation import SentencePair
+
+letters = st.text(alphabet="abcäöüßéz", min_size=1, max_size=12)
+
+
+@given(lemma=letters, form=letters)
+def test_a_form_is_an_edit_of_its_lemma(lemma: str, form: str) -> None:
+    assert apply_edit(lemma, form_edit(lemma, form)) == form
+
+
+def test_edits_keep_the_shared_prefix() -> None:
+    assert form_edit("fight", "fought") == "4ought"
+    assert form_edit("Standplatz", "Standplätze") == "3ätze"
+    assert form_edit("walk", "walked") == "0ed"
+
+
+def cell(language: str, lemma: str, features: str, *forms: str) -> InflectionExample:
+    return InflectionExample(language, lemma, features, tuple(sorted(forms)))
+
+
+CELLS = [
+    cell("en", "walk", "V;PST", "walked"),
+    cell("en", "walk", "V;PRS;3;SG", "walks"),
+    cell("en", "talk", "V;PST", "talked"),
+    cell("en", "talk", "V;PRS;3;SG", "talks"),
+    cell("en", "dream", "V;PST", "dreamed", "dreamt"),
+    cell("en", "vertex", "N;PL", "vertexes", "vertices"),
+    cell("de", "Haus", "N;NOM;PL", "Häuser"),
+]
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> InflectionLexicon:
+    splits = {
+        "high": [CELLS[0], CELLS[4]],
+        "medium": [CELLS[0]],
+        "dev": [CELLS[2]],
+        "test": [CELLS[6]],
+    }
+    document = inflection_document(CELLS, splits, {"lemminflect": "test"})
+    assert document["training_sets"] == ["high", "medium"]
+    # walk and talk inflect alike: one paradigm shared by both lemmas
+    assert len(document["languages"]["en"]["patterns"]) == 3
+    return InflectionLexicon(document)
+
+
+def test_lookup_gives_every_form_and_the_lemmas_split(lexicon: InflectionLexicon) -> None:
+    for example in CELLS:
+        found = lexicon.lookup(example.language, example.lemma, example.features)
+        assert found.forms == example.forms
+        assert found.split == lemma_split(example.language, example.lemma)
+
+
+def test_lookup_says_which_training_sets_hold_the_cell(lexicon: InflectionLexicon) -> None:
+    assert lexicon.lookup("en", "walk", "V;PST").training_sets == {"high", "medium"}
+    assert lexicon.lookup("en", "dream", "V;PST").training_sets == {"high"}
+    assert lexicon.lookup("en", "walk", "V;PRS;3;SG").training_sets == set()
+
+
+def test_an_unknown_lemma_is_unseen_and_a_missing_cell_has_no_forms(
+    lexicon: InflectionLexicon,
+) -> None:
+    for language, lemma in (("en", "blorft"), ("xx", "walk"), ("en", "Walk")):
+        found = lexicon.lookup(language, lemma, "V;PST")
+        assert (found.split, found.forms, found.training_sets) == ("unseen", None, set())
+    missing = lexicon.lookup("en", "vertex", "V;PST")
+    assert missing.split == lemma_split("en", "vertex") and missing.forms is None
+    assert lexicon.lookup("en", "walk", "N;PL").forms is None  # a cell of another lemma
+
+
+def test_a_sentence_is_found_after_the_corpus_normalisation() -> None:
+    corpus = TranslationCorpus(
+        translation_document(
+            {
+                "train": [SentencePair("Permission denied", "Keine Berechtigung")],
+                "dev": [SentencePair("3 Stars", "3 Sterne")],
+                "test": [SentencePair("The name of the property", "Der Name der Eigenschaft")],
+            },
+            "sha",
+        )
+    )
+    assert corpus.lookup("Permission denied").split == "train"
+    assert corpus.lookup("  Permission \t denied: ").text == "Keine Berechtigung"
+    assert corpus.lookup("3 Stars").split == "dev"
+    assert corpus.lookup("The name of the property").split == "test"
+    assert corpus.lookup("permission denied") is None  # case matters, as in the corpus
+    assert corpus.lookup("Could not open the file.") is None
+
+
+def test_the_verdict_ignores_whitespace_only() -> None:
+    assert matches_reference("Der  Name der Eigenschaft ", ["Der Name der Eigenschaft"])
+    assert matches_reference("dreamt", ("dreamed", "dreamt"))
+    assert not matches_reference("Dreamt", ("dreamed", "dreamt"))
+    assert not matches_reference("", ("went",))
+
+
+def test_a_written_file_is_verified_at_load(tmp_path: Path) -> None:
+    document = translation_document({"train": [SentencePair("Open File", "Datei öffnen")]}, "x")
+    entry = write_reference("translation", document, {"counts": {"train": 1}}, tmp_path)
+    assert read_manifest(tmp_path)["seq2seq-translate-reference"] == entry
+    assert entry["family"] == "reference" and entry["version"] == references.VERSION
+    assert load_reference(entry, tmp_path).lookup("Open File").text == "Datei öffnen"
+
+    path = tmp_path / entry["file"]
+    path.write_bytes(path.read_bytes()[:-8] + bytes(8))
+    with pytest.raises(CheckpointError, match="does not match its manifest entry"):
+        load_reference(entry, tmp_path)
+
+
+def test_a_file_of_another_version_is_refused(tmp_path: Path) -> None:
+    document = {**translation_document({}, "x"), "version": references.VERSION + 1}
+    entry = write_reference("translation", document, {}, tmp_path)
+    with pytest.raises(ReferenceFormatError, match="python -m models.references translation"):
+        load_reference(entry, tmp_path)
+
+
+# --- the shipped files -------------------------------------------------------------------------
+
+SHIPPED = read_manifest(CHECKPOINT_DIR)
+needs_shipped = pytest.mark.skipif(
+    not set(references.NAMES.values()) <= SHIPPED.keys(),
+    reason="the reference files are not built (python -m models.references inflection|translation)",
+)
+
+
+@needs_shipped
+def test_the_shipped_lexicon_holds_every_english_cell() -> None:
+    lexicon = load_reference(SHIPPED[references.NAMES["inflection"]])
+    cells = list(language_tables("en"))
+    assert len(cells) > 30_000
+    for example in cells:
+        found = lexicon.lookup("en", example.lemma, example.features)
+        assert (found.forms, found.split) == (example.forms, lemma_split("en", example.lemma))
+
+
+@needs_shipped
+def test_the_shipped_files_describe_what_the_served_models_learned_from() -> None:
+    inflection = SHIPPED[references.NAMES["inflection"]]
+    translation = SHIPPED[references.NAMES["translation"]]
+    for name, entry in SHIPPED.items():
+        data = entry.get("data") or {}
+        if entry.get("family") != "seq2seq":
+            continue
+        if entry["task"] == "inflection":
+            assert data["packages"] == inflection["data"]["packages"], name
+            assert data["setting"] in inflection["data"]["training_sets"], name
+        else:
+            assert data["corpus_sha256"] == translation["data"]["corpus_sha256"], name
+
+
+@needs_shipped
+def test_the_shipped_files_are_compact() -> None:
+    for name in references.NAMES.values():
+        entry = SHIPPED[name]
+        assert entry["size_bytes"] < 2_000_000, name
+        document = lzma.decompress((CHECKPOINT_DIR / entry["file"]).read_bytes())
+        assert len(document) > 3 * entry["size_bytes"], name
