@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,17 @@ def test_values_render_inside_the_sentence_and_follow_the_results_file(tmp_path:
         '<p>At 50 cities: <span class="result-value" title="Our result: '
         'content/results/demo.json, table “tsp”, row 50, column “ours beam 8”">6.135</span>.</p>'
     ) in html
+
+
+def test_a_value_follows_its_results_file_when_it_is_regenerated(env: WidgetEnv) -> None:
+    path = env.results_dir / "demo.json"
+    assert value("demo.tsp | 50 | ours beam 8 | main", env) == "6.135"
+    regenerated = json.loads(path.read_text())
+    regenerated["tables"]["tsp"]["rows"][1][2] = "6.001 (+3.80%)"
+    before = path.stat().st_mtime_ns
+    path.write_text(json.dumps(regenerated), encoding="utf-8")
+    os.utime(path, ns=(before + 1_000_000, before + 1_000_000))  # a coarse clock may not tick
+    assert value("demo.tsp | 50 | ours beam 8 | main", env) == "6.001"
 
 
 def test_a_broken_value_is_an_inline_error_not_a_box(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from app.result_takeaways import takeaway
@@ -16,6 +17,8 @@ SOURCE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 # a cell such as "6.135 (+6.11%)": `| main` quotes "6.135", `| paren` quotes "+6.11%"
 PARENTHESISED = re.compile(r"(.*?)\s*\((.*)\)")
 CELL_PARTS = ("main", "paren")
+# a page quotes one file many times per request: parse it once per version on disk
+_PARSED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 VALUE_SYNTAX = (
     "write {{source.table | row | column}}, optionally followed by | main or | paren, "
     "e.g. {{pointer.tsp | 50 | ours beam 8 | paren}}"
@@ -31,7 +34,12 @@ def load_results(source: str, env: WidgetEnv) -> dict[str, Any]:
         raise WidgetError(f"“{source}” is not a results file name (e.g. pointer or seq2seq).")
     path = env.results_dir / f"{source}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        stat = path.stat()
+        version = (stat.st_mtime_ns, stat.st_size)
+        cached = _PARSED.get(path)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        results = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise WidgetError(
             f"No results yet: content/results/{source}.json has not been generated.",
@@ -41,6 +49,8 @@ def load_results(source: str, env: WidgetEnv) -> dict[str, Any]:
         raise WidgetError(
             f"content/results/{source}.json is unreadable ({exc}).", _command(source)
         ) from exc
+    _PARSED[path] = (version, results)
+    return results
 
 
 def find_table(results: Mapping[str, Any], source: str, table_id: str) -> dict[str, Any]:
