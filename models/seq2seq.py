@@ -317,11 +317,9 @@ def beam_search(
                         ),
                     )
                 )
+        # `take` leaves room for every finished hypothesis, so the beam never overfills: it ends
+        # when no hypothesis is left alive, or at max_len.
         if not survivors:
-            live = []
-            break
-        if len(finished) >= width:
-            exact = False  # the remaining live hypotheses have nonzero probability
             live = []
             break
         state = state.select(torch.tensor([row for row, _ in survivors]))

@@ -1,0 +1,203 @@
+"""Pointer decoding bugs the older tests let through, checked on a scripted toy model whose
+answer is known and on the shipped checkpoints.
+
+- Beam search stops once the best finished hypothesis beats every live one. Stopping when it
+  beats only the *worst* live one returns a worse answer; untrained models cannot show it
+  (their first finished hypothesis always wins), so a scripted model and the shipped hull
+  model do.
+- A sparse pointer must decode with its own mapping: a step whose support is smaller than the
+  inputs still open, with exact zeros, and distributions equal to entmax15 of the scores.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from models.checkpoints import CHECKPOINT_DIR, load_model, read_manifest
+from models.entmax import entmax15, sparsemax
+from models.pointer import (
+    Config,
+    Memory,
+    PointerNet,
+    as_inputs,
+    beam_candidates,
+    beam_search,
+    greedy,
+    pointer_mapping,
+)
+
+
+def shipped(name: str) -> PointerNet:
+    if name not in read_manifest(CHECKPOINT_DIR):
+        pytest.skip(f"{name} is not trained in this checkout")
+    model, _ = load_model(name)
+    return model
+
+
+# ---- beam search: the early stop never changes the answer ----
+
+
+class ScriptedPointer(PointerNet):
+    """A pointer whose next distribution is looked up from the choices made so far.
+
+    Position j is encoded as the one-hot vector e_j, so the decoder input names the previous
+    choice; the decoder state carries the earlier ones (choice + 1 in slot t). Unlisted
+    histories get equal scores. Input n is the end marker, open after one choice.
+    """
+
+    def __init__(self, n: int, table: dict[tuple[int, ...], dict[int, float]]) -> None:
+        config = Config(hidden=n + 1, bidirectional=False, glimpse=False, end_position=True)
+        config.min_before_end = 1
+        super().__init__(config)
+        self.n, self.table = n, table
+        with torch.no_grad():
+            self.go.zero_()
+
+    def encode(self, inputs: torch.Tensor) -> Memory:
+        eye = torch.eye(self.n + 1)[None]
+        zeros = torch.zeros(1, 1, self.n + 1)
+        return Memory(eye, eye, None, (zeros, zeros))
+
+    def step(
+        self, memory: Memory, dec_in: torch.Tensor, state: tuple, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, tuple]:
+        h, c = state
+        h = h.expand(1, dec_in.shape[0], -1).clone()
+        scores = torch.zeros(mask.shape)
+        for row in range(dec_in.shape[0]):
+            history = [int(v) - 1 for v in h[0, row] if v > 0]
+            if dec_in[row].any():
+                history.append(int(dec_in[row].argmax()))
+                h[0, row, len(history) - 1] = history[-1] + 1
+            for position, p in self.table.get(tuple(history), {}).items():
+                scores[row, position] = math.log(p)
+        return scores.masked_fill(mask, -math.inf), (h, c.expand_as(h))
+
+
+END = 3
+# Greedy takes 0 then ends (0.5 × 0.6 = 0.30); the best output is 1, 0, end
+# (0.4 × 0.9 × 0.95 = 0.342). With width 3, when [0, end] finishes the live hypotheses are
+# [1, 0] (log 0.36, better than 0.30) and [0, 1] (log 0.15, worse): the search must go on.
+TABLE = {
+    (): {0: 0.5, 1: 0.4, 2: 0.1},
+    (0,): {END: 0.6, 1: 0.3, 2: 0.1},
+    (1,): {0: 0.9, 2: 0.05, END: 0.05},
+    (1, 0): {END: 0.95, 2: 0.05},
+    (0, 1): {END: 0.5, 2: 0.5},
+}
+
+
+def test_scripted_model_follows_its_table() -> None:
+    model = ScriptedPointer(3, TABLE)
+    trace = greedy(model, np.zeros((1, 3, 2)))[0]
+    assert trace.chosen == [0, END]
+    np.testing.assert_allclose(trace.distributions[1], [0, 0.3, 0.1, 0.6], rtol=1e-6)
+
+
+def test_beam_goes_on_while_a_live_hypothesis_beats_the_best_finished_one() -> None:
+    model = ScriptedPointer(3, TABLE)
+    best = beam_search(model, np.zeros((3, 2)), width=3)
+    assert best.chosen == [1, 0, END]
+    assert best.log_prob == pytest.approx(math.log(0.4 * 0.9 * 0.95), abs=1e-6)
+    finished = [c.chosen for c in beam_candidates(model, np.zeros((3, 2)), width=3)]
+    assert finished[0] == [1, 0, END] and [0, END] in finished
+
+
+def best_log_prob_without_early_stop(model: PointerNet, instance: np.ndarray, width: int) -> float:
+    """The same beam (the `width` best expansions of the live hypotheses at every step, finished
+    ones leave the beam) run until no hypothesis is left alive, one hypothesis at a time."""
+    x = as_inputs(np.asarray(instance)[None], model.config.input_dim)
+    n, end = x.shape[1], int(model.config.end_position)
+    mapping = pointer_mapping(model.config.pointer)
+    memory = model.encode(x)
+    live = [(0.0, [], memory.state, model.go[None])]
+    best = -math.inf
+    with torch.inference_mode():
+        while live:
+            grown = []
+            for log_prob, chosen, state, dec_in in live:
+                mask = torch.zeros(1, n + end, dtype=torch.bool)
+                mask[0, chosen] = True
+                if end and len(chosen) < model.config.min_before_end:
+                    mask[0, n] = True
+                scores, next_state = model.step(memory, dec_in, state, mask)
+                log_p = torch.log(mapping(scores))[0].double()
+                grown += [
+                    (log_prob + float(log_p[j]), chosen + [j], next_state)
+                    for j in range(n + end)
+                    if math.isfinite(float(log_p[j]))
+                ]
+            grown.sort(key=lambda g: -g[0])
+            live = []
+            for log_prob, chosen, state in grown[:width]:
+                if (end and chosen[-1] == n) or (not end and len(chosen) == n):
+                    best = max(best, log_prob)
+                else:
+                    live.append((log_prob, chosen, state, memory.enc[0, chosen[-1]][None]))
+    return best
+
+
+def test_reference_beam_agrees_on_the_scripted_model() -> None:
+    model = ScriptedPointer(3, TABLE)
+    reference = best_log_prob_without_early_stop(model, np.zeros((3, 2)), width=3)
+    assert reference == pytest.approx(math.log(0.342), abs=1e-6)
+
+
+def test_early_stop_never_changes_the_best_log_probability_of_the_shipped_hull_model() -> None:
+    model = shipped("pointer-hull")
+    rng = np.random.default_rng(19)
+    for n in (8, 12):
+        for points in rng.random((20, n, 2)):
+            beam = beam_search(model, points, width=4)
+            reference = best_log_prob_without_early_stop(model, points, width=4)
+            assert beam.log_prob == pytest.approx(reference, abs=1e-4)
+
+
+# ---- the sparse pointer decodes with its own mapping ----
+
+
+def live_zero_steps(distributions: np.ndarray, chosen: list[int]) -> list[int]:
+    """Steps where an input not chosen yet gets probability exactly 0."""
+    n = distributions.shape[1]
+    return [
+        i
+        for i, d in enumerate(distributions)
+        if any(d[j] == 0 for j in range(n) if j not in chosen[:i])
+    ]
+
+
+def test_shipped_sparse_pointer_has_exact_zeros_among_the_open_inputs() -> None:
+    model = shipped("pointer-sort-entmax15")
+    values = np.random.default_rng(19).random((4, 10))
+    for instance, trace in zip(values, greedy(model, values), strict=True):
+        open_counts = [10 - i for i in range(10)]
+        assert any(s < o for s, o in zip(trace.support_sizes, open_counts, strict=True))
+        assert live_zero_steps(trace.distributions, trace.chosen)
+        # the distributions are entmax15 of the model's scores, not softmax of them
+        with torch.no_grad():
+            scores = model(as_inputs(instance[None], 1), torch.tensor([trace.chosen]))[0]
+        np.testing.assert_allclose(trace.distributions, entmax15(scores).numpy(), atol=1e-6)
+        open_zeros = (torch.tensor(trace.distributions) == 0) & torch.isfinite(scores)
+        assert (torch.softmax(scores.double(), -1)[open_zeros] > 1e-30).all()
+
+
+@pytest.mark.parametrize("pointer", ["entmax15", "sparsemax"])
+def test_toy_sparse_pointer_has_exact_zeros_among_the_open_inputs(pointer: str) -> None:
+    torch.manual_seed(0)
+    model = PointerNet(Config(input_dim=1, hidden=16, pointer=pointer))
+    with torch.no_grad():
+        model.pointer.v.mul_(100)  # scores a few units apart: far from softmax underflow
+    instances = np.random.default_rng(12).random((3, 12))
+    for instance, trace in zip(instances, greedy(model, instances), strict=True):
+        assert live_zero_steps(trace.distributions, trace.chosen)
+        with torch.no_grad():
+            scores = model(as_inputs(instance[None], 1), torch.tensor([trace.chosen]))[0]
+        mapping = {"entmax15": entmax15, "sparsemax": sparsemax}[pointer]
+        expected = mapping(scores.double()).float().numpy()
+        np.testing.assert_allclose(trace.distributions, expected, atol=1e-4)
+        softmax = torch.softmax(scores.double(), -1).numpy()
+        assert (softmax[np.isfinite(scores.numpy())] > 1e-30).all()  # softmax has no zeros here

@@ -1,0 +1,181 @@
+"""Mutation testing with mutmut on the modules that carry correctness, under a time budget.
+
+    python tools/mutate.py hull --budget-s 900        # one target
+    python tools/mutate.py --budget-s 3600            # every target, one after the other
+    python tools/mutate.py hull --report-only         # re-read a finished (or cut) run
+
+mutmut 3 reads its settings from pyproject.toml and mutates in place under `mutants/`, so each
+target runs in a scratch copy of the repository, build/mutmut/<target>/, whose pyproject.toml
+gets a [tool.mutmut] section naming the one module to mutate and the tests that exercise it.
+A run cut by the budget keeps the results it has; running the same command again resumes it
+(mutmut skips mutants that already have a result). The survivors report is written to
+build/mutmut/<target>/survivors.md: the score, then each surviving mutant's diff. Triaged
+survivors (equivalent mutants, with the reason) are listed in tools/mutation-survivors.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = ROOT / "build" / "mutmut"
+COPIED = ("app", "models", "tests", "checkpoints", "content", "templates", "static")
+
+
+@dataclass(frozen=True)
+class Target:
+    module: str  # the file to mutate
+    tests: tuple[str, ...]  # the tests that exercise it
+
+
+TARGETS = {
+    "entmax": Target(
+        "models/entmax.py",
+        (
+            "tests/test_entmax.py",
+            "tests/test_entmax_properties.py",
+            "tests/test_entmax_mutation_gaps.py",
+        ),
+    ),
+    "pointer": Target(
+        "models/pointer.py",
+        ("tests/test_pointer.py", "tests/test_pointer_mutation_gaps.py"),
+    ),
+    "seq2seq": Target(
+        "models/seq2seq.py",
+        ("tests/test_seq2seq.py", "tests/test_seq2seq_mutation_gaps.py"),
+    ),
+    "hull": Target(
+        "models/tasks/hull.py",
+        ("tests/test_tasks_hull.py", "tests/test_tasks_mutation_gaps.py"),
+    ),
+    "tsp": Target(
+        "models/tasks/tsp.py",
+        ("tests/test_tasks_tsp.py", "tests/test_tasks_mutation_gaps.py"),
+    ),
+    "limits": Target(
+        "app/limits.py",
+        ("tests/test_hardening.py", "tests/test_limits_mutation_gaps.py"),
+    ),
+}
+
+
+def toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{item}"' for item in items) + "]"
+
+
+def mutmut_section(target: Target) -> str:
+    tests = [t for t in target.tests if (ROOT / t).exists()]
+    data = [c for c in COPIED if c not in ("app", "models")]
+    return (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["app", "models"]\n'
+        f"only_mutate = {toml_list([target.module])}\n"
+        f"also_copy = {toml_list(data)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+        'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider", "-m", "not browser"]\n'
+    )
+
+
+def prepare(name: str, target: Target) -> Path:
+    """The scratch copy for one target; the sources are refreshed, mutmut's results kept."""
+    scratch = SCRATCH / name
+    scratch.mkdir(parents=True, exist_ok=True)
+    for folder in COPIED:
+        shutil.rmtree(scratch / folder, ignore_errors=True)
+        ignore = shutil.ignore_patterns("__pycache__", "browser", "*.pyc")
+        shutil.copytree(ROOT / folder, scratch / folder, ignore=ignore)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (scratch / "pyproject.toml").write_text(pyproject + mutmut_section(target))
+    return scratch
+
+
+def mutmut(scratch: Path, *args: str, timeout_s: float | None = None) -> str:
+    """mutmut's output; at the timeout its whole process group (the workers too) is ended."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "mutmut", *args],
+        cwd=scratch,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        try:
+            return process.communicate(timeout=timeout_s)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                out = process.communicate(timeout=30)[0]
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                out = process.communicate()[0]
+            return out + "\n(cut by the time budget)\n"
+
+
+def statuses(scratch: Path) -> dict[str, str]:
+    """mutant name -> status (killed, survived, timeout, no tests, not checked, …)."""
+    listing = mutmut(scratch, "results", "--all", "true")
+    found = re.findall(r"^\s+(\S+): (.+)$", listing, flags=re.MULTILINE)
+    return {name: status.strip() for name, status in found}
+
+
+def write_report(name: str, scratch: Path, elapsed_s: float) -> str:
+    result = statuses(scratch)
+    counts: dict[str, int] = {}
+    for status in result.values():
+        counts[status] = counts.get(status, 0) + 1
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    tried = sum(n for status, n in counts.items() if status != "not checked")
+    score = f"{killed}/{tried} killed ({100 * killed / tried:.0f}%)" if tried else "nothing tried"
+    summary = (
+        f"{name} ({TARGETS[name].module}): {score}; {len(result)} mutants, "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        + f"; {elapsed_s:.0f} s this run"
+    )
+    lines = [f"# Mutation survivors: {name}", "", summary, ""]
+    for mutant, status in sorted(result.items()):
+        if status in ("killed", "timeout", "not checked"):
+            continue
+        diff = mutmut(scratch, "show", mutant).strip()
+        lines += [f"## {mutant} ({status})", "", "```diff", diff, "```", ""]
+    (scratch / "survivors.md").write_text("\n".join(lines))
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", help=f"any of {', '.join(TARGETS)}; default all")
+    parser.add_argument("--budget-s", type=float, default=900, help="wall time for all targets")
+    parser.add_argument("--workers", type=int, default=1, help="mutants tested at once")
+    parser.add_argument("--report-only", action="store_true", help="do not run; report only")
+    args = parser.parse_args()
+    unknown = set(args.targets) - TARGETS.keys()
+    if unknown:
+        parser.error(
+            f"unknown target {', '.join(sorted(unknown))}; choose from {', '.join(TARGETS)}"
+        )
+    deadline = time.monotonic() + args.budget_s
+    for name in args.targets or list(TARGETS):
+        start = time.monotonic()
+        scratch = SCRATCH / name if args.report_only else prepare(name, TARGETS[name])
+        left = deadline - start
+        if not args.report_only and left > 0:
+            log = mutmut(scratch, "run", "--max-children", str(args.workers), timeout_s=left)
+            (scratch / "run.log").write_text(log)
+        summary = write_report(name, scratch, time.monotonic() - start)
+        print(summary, f"\n  survivors: {(scratch / 'survivors.md').relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
