@@ -18,6 +18,11 @@ The support is $\{i : p_i > 0\} = \{i : \tilde z_i > \tau\}$.
 
 α = 1 is softmax, α = 2 is sparsemax (Martins & Astudillo 2016); every α > 1 gives sparse
 outputs. Scores equal to -inf (masks) get probability exactly 0.
+
+Two implementations of the same maths: this module's torch code is the readable reference and
+runs wherever the compiled kernels cannot (no numba, a GPU tensor, a per-row or learned α);
+`models/entmax_kernels.py` holds numba kernels that the public functions use on CPU tensors,
+float32 or float64, with one α for every row. `set_backend("torch")` turns them off.
 """
 
 from __future__ import annotations
@@ -25,10 +30,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd import Function
+
+try:
+    from models import entmax_kernels as _kernels
+except ImportError:  # numba missing: the torch path does everything
+    _kernels = None
 
 __all__ = [
     "entmax",
@@ -36,6 +47,7 @@ __all__ = [
     "entmax15_loss",
     "entmax_loss",
     "entmax_with_tau",
+    "set_backend",
     "sparsemax",
     "sparsemax_loss",
 ]
@@ -417,6 +429,8 @@ def _softmax_rows(z: Tensor) -> tuple[Tensor, Tensor]:
 def _mapping_rows(z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
     if alpha == 1:
         return _softmax_rows(z)
+    if _compiled(z):
+        return _CompiledEntmaxFunction.forward(_NoGradContext(), z, alpha)
     p, tau, _ = _sparse_forward(z, alpha)
     return p, tau
 
@@ -549,6 +563,59 @@ class _SoftmaxAlphaFunction(Function):
 
 
 # ---------------------------------------------------------------------------------------------
+# The compiled kernels (models/entmax_kernels.py) behind the same interface.
+
+_BACKENDS = ("compiled", "torch")
+_backend = "compiled" if _kernels is not None else "torch"
+
+
+def set_backend(name: str) -> str:
+    """Choose "compiled" (numba kernels, the default when numba is installed) or "torch" for
+    every later call; returns the previous choice."""
+    global _backend
+    if name not in _BACKENDS:
+        raise ValueError(f"entmax backend must be one of {_BACKENDS}, got {name!r}")
+    if name == "compiled" and _kernels is None:
+        raise ValueError("the compiled entmax backend needs numba: pip install numba")
+    previous, _backend = _backend, name
+    return previous
+
+
+def _compiled(x: Tensor) -> bool:
+    """Whether the kernels can take these rows: CPU, float32 or float64."""
+    return (
+        _backend == "compiled"
+        and x.device.type == "cpu"
+        and x.dtype in (torch.float32, torch.float64)
+    )
+
+
+class _CompiledEntmaxFunction(Function):
+    r"""α-entmax for one float α > 1 by the compiled kernels; the backward is
+    $\bar z = g \odot (\bar p - \sum_j g_j \bar p_j / \sum_j g_j)$, $g = p^{2-\alpha}$ on the support."""
+
+    @staticmethod
+    def forward(ctx, z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
+        threads = torch.get_num_threads()
+        p, tau = _kernels.forward(z.detach().contiguous().numpy(), alpha, threads)
+        if np.isnan(tau).any():
+            raise ValueError(_ALL_MASKED)
+        p = torch.from_numpy(p)
+        ctx.save_for_backward(p)
+        ctx.alpha = alpha
+        tau = torch.from_numpy(tau).to(z.dtype).unsqueeze(-1)
+        ctx.mark_non_differentiable(tau)
+        return p, tau
+
+    @staticmethod
+    def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, None]:
+        (p,) = ctx.saved_tensors
+        grad = grad_p.detach().to(p.dtype).contiguous().numpy()
+        grad_z = _kernels.backward(p.numpy(), grad, ctx.alpha, torch.get_num_threads())
+        return torch.from_numpy(grad_z), None
+
+
+# ---------------------------------------------------------------------------------------------
 # Public mappings.
 
 
@@ -590,6 +657,8 @@ def _entmax_rows(x: Tensor, alpha: float | Tensor, dim: int) -> tuple[Tensor, Te
             raise ValueError(f"entmax: alpha must be >= 1, got {alpha}")
         if alpha == 1:
             return _apply(_SoftmaxAlphaFunction, rows, x.new_ones(()).view(1, 1))
+        if _compiled(rows):
+            return _apply(_CompiledEntmaxFunction, rows, float(alpha))
         if alpha == 2:
             return _apply(_SparsemaxFunction, rows)
         if alpha == 1.5:
@@ -611,6 +680,8 @@ def _entmax_rows(x: Tensor, alpha: float | Tensor, dim: int) -> tuple[Tensor, Te
         raise ValueError("entmax: every alpha must be >= 1")
     if all_softmax:
         return _apply(_SoftmaxAlphaFunction, rows, alpha_rows)
+    if same_alpha is not None and not alpha.requires_grad and _compiled(rows):
+        return _apply(_CompiledEntmaxFunction, rows, same_alpha)
     if not any_softmax:
         return _apply(_EntmaxAlphaFunction, rows, alpha_rows, same_alpha)
     p_soft, tau_soft = _apply(_SoftmaxAlphaFunction, rows, alpha_rows)

@@ -1,0 +1,398 @@
+r"""α-entmax and sparsemax as compiled CPU kernels (numba), forward and backward.
+
+The same mathematics as `models/entmax.py`, which stays the readable reference and the fallback:
+
+$$p_i = \left[(\alpha-1) z_i - \tau\right]_+^{1/(\alpha-1)}, \qquad \sum_i p_i = 1,$$
+
+with τ the threshold on the scaled scores $\tilde z = (\alpha-1) z$ (Peters, Niculae & Martins
+2019, eq. 10). The kernels work on NumPy arrays of shape (rows, d), float32 or float64, and
+compute in float64.
+
+Why this gets to softmax's cost. Softmax reads a row twice (max, then exp-and-sum) and writes it
+once. A row of α-entmax needs about the same:
+
+1. **One gathering pass** finds the row maximum m and keeps the *candidates*: entries with
+   $\tilde z_i - \tilde m > -1$. The largest entry alone reaches mass 1 at τ = m̃ − 1, so τ is
+   never lower and nothing else can be in the support. On typical rows a few dozen entries
+   survive, whatever d is.
+2. **τ on the candidates only**, by iterations that start from that lower bound and stay below
+   the root, so the set $S = \{i : \tilde z_i > \tau\}$ always contains the support and shrinks
+   towards it. The threshold is *certified*, not just converged, where a closed form exists:
+   - α = 2 (Michelot 1986): $\tau_S = (\sum_S \tilde z - 1)/|S|$; when $S$ no longer changes,
+     τ is exact.
+   - α = 1.5 (Peters et al. 2019, Alg. 2 without the sort): $\tau_S = M_S - \sqrt{1/|S| -
+     \mathrm{Var}_S}$, accepted when $S = \{i : \tilde z_i > \tau_S\}$, which makes it the root;
+     otherwise one Newton step on $\sum_i [\tilde z_i - \tau]_+^2 = 1$ (convex, so it stays below).
+   - other α: Newton on the β-norm $\lVert[\tilde z - \tau]_+\rVert_\beta = 1$, β = 1/(α−1)
+     (convex for α ≤ 2; bracketed by bisection for α > 2), to 8 ulp.
+3. **One output pass** writes zeros and the support values.
+
+Backward (Peters et al. 2019, Prop. 2): with $g_i = p_i^{2-\alpha}$ on the support,
+$\bar z = g \odot (\bar p - \sum_j g_j \bar p_j / \sum_j g_j)$: two passes over a row.
+
+Rows are split over threads with `prange` when the caller asks for more than one; the kernels
+are cached on disk (`cache=True`) and `warm_up()` compiles them ahead of the first request.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
+_MAX_ITERS = 200
+_TOL = 8 * np.finfo(np.float64).eps
+_PARALLEL_MIN_ENTRIES = 1 << 15  # below this, a parallel launch costs more than it saves
+
+# A parallel kernel may be entered from several Python threads at once (a server's thread pool):
+# only the OpenMP and TBB layers allow that.
+numba.config.THREADING_LAYER = "threadsafe"
+
+
+def kind_of(alpha: float) -> int:
+    return SPARSEMAX if alpha == 2 else ENTMAX15 if alpha == 1.5 else GENERAL
+
+
+# ---------------------------------------------------------------------------------------------
+# Thresholds on the candidates v (k,), in units of z̃ relative to the row maximum: v ∈ (-1, 0].
+
+
+# The loops are branch-free (a mask multiplies instead of an `if`), so LLVM vectorises them; the
+# fast-math flags only allow reordering the sums (no NaN or inf reaches them: v ∈ (-1, 0]).
+_REORDER = {"reassoc", "nsz", "contract"}
+
+
+@njit(cache=True, fastmath=_REORDER)
+def _sparsemax_tau(v, k, mass, tau):
+    """τ with Σ[v - τ]₊ = mass (sparsemax at mass 1), from a lower bound `tau`."""
+    for _ in range(_MAX_ITERS):
+        n, total, smallest = 0.0, 0.0, 1.0
+        for i in range(k):
+            x = v[i]
+            inside = x > tau
+            n += inside
+            total += inside * x
+            smallest = min(smallest, x if inside else 1.0)
+        t = (total - mass) / n
+        if smallest > t or t <= tau:  # S = {v > t}: exact (or no progress left to make)
+            return max(t, tau)
+        tau = t
+    return tau
+
+
+@njit(cache=True, fastmath=_REORDER)
+def _entmax15_tau(v, k, tau):
+    """Exact τ from a lower bound `tau`, on candidates that include every entry above it."""
+    for _ in range(_MAX_ITERS):
+        n, s1, s2, smallest, slope = 0.0, 0.0, 0.0, 1.0, 0.0
+        for i in range(k):
+            x = v[i]
+            inside = x > tau
+            n += inside
+            s1 += inside * x
+            s2 += inside * x * x
+            smallest = min(smallest, x if inside else 1.0)
+        mean = s1 / n
+        disc = 1.0 / n - (s2 / n - mean * mean)
+        if disc >= 0:
+            t = mean - math.sqrt(disc)
+            if t >= tau and smallest > t:  # S = {v > t} and Σ_S (v - t)² = 1: the root
+                return t
+        # Newton on Σ[v - τ]₊² = 1 from below: h = Σ_S (v - τ)², -h' = 2 Σ_S (v - τ)
+        slope = s1 - n * tau
+        h = s2 - 2.0 * tau * s1 + n * tau * tau
+        new = tau + (h - 1.0) / (2.0 * slope)
+        if new <= tau:
+            return tau
+        tau = new
+    return tau
+
+
+@njit(cache=True)
+def _tangent_bound(v, k, beta, rounds):
+    r"""A lower bound on τ for β > 1 without a single power.
+
+    $u^\beta$ is convex, so $u^\beta \ge \beta c^{\beta-1} u - (\beta-1) c^\beta$ for any c > 0
+    (its tangent at c). Replacing $[u]_+^\beta$ by the tangent's positive part turns the
+    normalisation into a sparsemax problem, $\sum_i [v_i - \sigma]_+ = 1 / (\beta c^{\beta-1})$,
+    whose root $\sigma$ gives $\tau \ge \sigma - c(\beta-1)/\beta$. The bound is tight when the
+    support's $u_i$ are near c; three rounds move c to about half the current $-\tau$.
+    """
+    bound, c = -1.0, 1.0
+    for _ in range(rounds):
+        slope = beta * c ** (beta - 1.0)
+        if not slope > 0:  # c^(β-1) underflows (α near 1): no better bound from here
+            break
+        sigma = _sparsemax_tau(v, k, 1.0 / slope, -1.0 / slope)
+        bound = max(bound, sigma - c * (beta - 1.0) / beta)
+        c = -bound * (beta - 1.0) / beta
+    return bound
+
+
+@njit(cache=True)
+def _keep_above(v, index, k, bound):
+    """Drop the candidates at or below a lower bound on τ; return how many remain."""
+    bound -= 1e-9  # slack against rounding in the bound
+    kept = 0
+    for i in range(k):  # branch-free compaction, as in the gathering pass
+        x = v[i]
+        v[kept] = x
+        index[kept] = index[i]
+        kept += x > bound
+    return kept
+
+
+@njit(cache=True)
+def _general_tau(v, k, alpha, tau, power):
+    """τ by Newton on the β-norm; `power` receives [v - τ]₊^β at (within 8 ulp of) the root."""
+    beta = 1.0 / (alpha - 1.0)
+    lo, hi = tau, -((1.0 / k) ** (alpha - 1.0))  # for α > 2: bisect where Newton overshoots
+    for _ in range(_MAX_ITERS):
+        total, slope = 0.0, 0.0
+        for i in range(k):
+            u = v[i] - tau
+            if u > 0:
+                u_pow = math.exp((beta - 1.0) * math.log(u))  # u^(β-1)
+                power[i] = u_pow * u
+                total += power[i]
+                slope += u_pow
+            else:
+                power[i] = 0.0
+        h = total ** (alpha - 1.0)
+        if alpha <= 2.0:  # the β-norm is convex and decreasing: Newton climbs to the root
+            if not slope > 0:  # every u^(β-1) underflowed: τ is as close as float64 can tell
+                break
+            step = (h - 1.0) * total / (h * slope)
+            tau += step
+            if abs(step) <= _TOL:
+                break
+            continue
+        if h >= 1.0:
+            lo = tau
+        else:
+            hi = tau
+        if abs(h - 1.0) <= _TOL or hi - lo <= _TOL:
+            break
+        step = tau + (h - 1.0) / (total ** (alpha - 2.0) * slope)
+        tau = step if lo < step < hi else 0.5 * (lo + hi)
+    return tau
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows.
+
+
+_BLOCK = 8  # entries per block of the first pass
+
+
+@njit(cache=True, inline="always")
+def _max2(a, b):
+    return a if a > b else b
+
+
+@njit(cache=True)
+def _block_maxima(z, maxima):
+    """maxima[b] = max of z[8b : 8b + 8]; returns the row maximum."""
+    d = z.shape[0]
+    full = d // _BLOCK
+    row_max = z[0]
+    for b in range(full):  # a tree of independent maxima, not a chain: the CPU overlaps them
+        s = b * _BLOCK
+        low = _max2(_max2(z[s], z[s + 1]), _max2(z[s + 2], z[s + 3]))
+        high = _max2(_max2(z[s + 4], z[s + 5]), _max2(z[s + 6], z[s + 7]))
+        maxima[b] = _max2(low, high)
+    if full < maxima.shape[0]:
+        best = z[full * _BLOCK]
+        for t in range(full * _BLOCK + 1, d):
+            best = _max2(z[t], best)
+        maxima[full] = best
+    for b in range(maxima.shape[0]):
+        row_max = _max2(maxima[b], row_max)
+    return row_max
+
+
+@njit(cache=True)
+def _lower_bound(v, index, k, kind, alpha):
+    """(bound, k): a lower bound on τ from candidates v (k,) that are a subset of the row (see
+    below), and how many candidates remain above it (they are moved to the front)."""
+    if kind == SPARSEMAX:
+        return _sparsemax_tau(v, k, 1.0, -1.0), k
+    if kind == ENTMAX15:
+        return _entmax15_tau(v, k, -1.0), k
+    return (_tangent_bound(v, k, 1.0 / (alpha - 1.0), 3) if alpha < 2.0 else -1.0), k
+
+
+@njit(cache=True)
+def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
+    """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf).
+
+    The threshold of any subset of the scores is at most the row's (fewer terms need a lower τ
+    to reach mass 1). The first pass takes the maximum of every block of 8 entries; the
+    threshold of those maxima is a lower bound on τ, and only the blocks whose maximum lies
+    above it can hold support entries: on typical rows a handful of blocks are read again.
+    """
+    d = z.shape[0]
+    scale = alpha - 1.0
+    blocks = (d + _BLOCK - 1) // _BLOCK
+    row_max = float(_block_maxima(z, block_v[:blocks]))
+    if row_max == -np.inf:
+        return np.nan
+    k = 0
+    for b in range(blocks):  # block maxima in units of z̃ relative to the maximum, above -1
+        x = scale * (block_v[b] - row_max)
+        block_v[k] = x
+        block_index[k] = b
+        k += x > -1.0
+    bound, k = _lower_bound(block_v, block_index, k, kind, alpha)
+    limit = bound - 1e-9  # slack against rounding in the bound
+    n = 0
+    for i in range(k):  # gather the entries above the bound from the blocks that may hold some
+        if block_v[i] > limit:
+            start = block_index[i] * _BLOCK
+            if start + _BLOCK <= d:  # a whole block: a fixed trip count the compiler unrolls
+                for t in range(_BLOCK):
+                    x = scale * (z[start + t] - row_max)
+                    v[n] = x
+                    index[n] = start + t
+                    n += x > limit
+            else:
+                for t in range(start, d):
+                    x = scale * (z[t] - row_max)
+                    v[n] = x
+                    index[n] = t
+                    n += x > limit
+    out[:] = 0
+    if kind == SPARSEMAX:
+        tau = _sparsemax_tau(v, n, 1.0, bound)
+    elif kind == ENTMAX15:
+        tau = _entmax15_tau(v, n, bound)
+    else:
+        if alpha < 2.0:
+            bound = max(bound, _tangent_bound(v, n, 1.0 / scale, 2))
+            n = _keep_above(v, index, n, bound)
+        tau = _general_tau(v, n, alpha, bound, power)
+        total = 0.0
+        for i in range(n):
+            total += power[i]
+        for i in range(n):
+            if power[i] > 0:
+                out[index[i]] = power[i] / total
+        return tau + scale * row_max
+    for i in range(n):
+        u = v[i] - tau
+        if u > 0:
+            out[index[i]] = u if kind == SPARSEMAX else u * u
+    return tau + scale * row_max
+
+
+@njit(cache=True)
+def _backward_row(p, grad, kind, alpha, out):
+    """out = J grad for the row p = α-entmax(z), J = diag(g) - g gᵀ / Σg, g = p^(2-α) on S."""
+    total_g, total_gx = 0.0, 0.0
+    for j in range(p.shape[0]):
+        pj = p[j]
+        if pj > 0:
+            if kind == SPARSEMAX:
+                g = 1.0
+            elif kind == ENTMAX15:
+                g = math.sqrt(pj)
+            else:
+                g = math.exp((2.0 - alpha) * math.log(pj))
+            total_g += g
+            total_gx += g * grad[j]
+            out[j] = g
+        else:
+            out[j] = 0
+    q = total_gx / total_g
+    for j in range(p.shape[0]):
+        if out[j] != 0:
+            out[j] = out[j] * (grad[j] - q)
+
+
+@njit(cache=True)
+def _forward_span(z, kind, alpha, out, tau, start, stop):
+    d = z.shape[1]
+    index = np.empty(d, np.int64)
+    v = np.empty(d, np.float64)
+    power = np.empty(d if kind == GENERAL else 0, np.float64)
+    block_v = np.empty((d + _BLOCK - 1) // _BLOCK, np.float64)
+    block_index = np.empty(block_v.shape[0], np.int64)
+    for r in range(start, stop):
+        tau[r] = _forward_row(z[r], kind, alpha, out[r], index, v, power, block_v, block_index)
+
+
+@njit(cache=True)
+def _forward_serial(z, kind, alpha, out, tau):
+    _forward_span(z, kind, alpha, out, tau, 0, z.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def _forward_parallel(z, kind, alpha, out, tau, chunks):
+    rows = z.shape[0]
+    for c in prange(chunks):
+        _forward_span(z, kind, alpha, out, tau, c * rows // chunks, (c + 1) * rows // chunks)
+
+
+@njit(cache=True)
+def _backward_serial(p, grad, kind, alpha, out):
+    for r in range(p.shape[0]):
+        _backward_row(p[r], grad[r], kind, alpha, out[r])
+
+
+@njit(cache=True, parallel=True)
+def _backward_parallel(p, grad, kind, alpha, out):
+    for r in prange(p.shape[0]):
+        _backward_row(p[r], grad[r], kind, alpha, out[r])
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points on NumPy arrays.
+
+
+def _threads_for(entries: int, rows: int, threads: int) -> int:
+    if threads <= 1 or rows < 2 or entries < _PARALLEL_MIN_ENTRIES:
+        return 1
+    threads = min(threads, rows, numba.config.NUMBA_NUM_THREADS)
+    if numba.get_num_threads() != threads:
+        numba.set_num_threads(threads)
+    return threads
+
+
+def forward(z: np.ndarray, alpha: float, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(p, τ) for α > 1 on C-contiguous rows z (rows, d); τ (rows,) is NaN on all -inf rows."""
+    out = np.empty_like(z)
+    tau = np.empty(z.shape[0], np.float64)
+    if z.size:
+        kind = kind_of(alpha)
+        workers = _threads_for(z.size, z.shape[0], threads)
+        if workers > 1:
+            _forward_parallel(z, kind, float(alpha), out, tau, workers)
+        else:
+            _forward_serial(z, kind, float(alpha), out, tau)
+    return out, tau
+
+
+def backward(p: np.ndarray, grad: np.ndarray, alpha: float, threads: int = 1) -> np.ndarray:
+    """J grad for the rows p = α-entmax(z) (rows, d), in the dtype of p."""
+    out = np.empty_like(p)
+    if p.size:
+        kind = kind_of(alpha)
+        if _threads_for(p.size, p.shape[0], threads) > 1:
+            _backward_parallel(p, grad, kind, float(alpha), out)
+        else:
+            _backward_serial(p, grad, kind, float(alpha), out)
+    return out
+
+
+def warm_up() -> None:
+    """Compile (or load from the disk cache) every kernel for float32 and float64."""
+    for dtype in (np.float32, np.float64):
+        z = np.arange(6, dtype=dtype).reshape(2, 3)
+        for alpha in (1.5, 2.0, 1.3):
+            p, _ = forward(z, alpha)
+            backward(p, np.ones_like(p), alpha)
+            _forward_parallel(z, kind_of(alpha), alpha, np.empty_like(z), np.empty(2), 1)
+            _backward_parallel(p, np.ones_like(p), kind_of(alpha), alpha, np.empty_like(p))
