@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     tables = module.evaluate(args)
+    if not tables:
+        print("no table to write")
+        return
     print(f"wrote {len(tables)} tables to {write_results(family, tables)}")
 
 

@@ -49,7 +49,9 @@ def model_name(task: str, alpha: float, setting: str = "high") -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tables", default="inflection,translation,sparsity,data,training")
+    parser.add_argument(
+        "--tables", default="inflection,translation,sparsity,data,training,inflection-full"
+    )
     parser.add_argument("--limit", type=int, default=0, help="test inputs per model (0: all)")
     parser.add_argument("--threads", type=int, default=1)
 
@@ -75,17 +77,20 @@ def _decode_record(result, source_len: int) -> dict:
     }
 
 
+def _inflect(predictor: inflection.Inflector, example: inflection.InflectionExample):
+    """Beam search for one cell: (best form, beam result, source length)."""
+    source = predictor.vocab.encode_source(example.language, example.features, example.lemma)
+    result = beam_search(predictor.model, source, BEAM, inflection.max_output_length(example.lemma))
+    return "".join(predictor.vocab.target[t] for t in result.hypotheses[0].tokens), result, source
+
+
 def evaluate_inflection_model(name: str, limit: int) -> dict:
     predictor = inflection.Inflector.load(name)
     examples = inflection.load_splits()["test"]
     examples = _limited(examples, limit)
     records = []
     for example in examples:
-        source = predictor.vocab.encode_source(example.language, example.features, example.lemma)
-        result = beam_search(
-            predictor.model, source, BEAM, inflection.max_output_length(example.lemma)
-        )
-        text = "".join(predictor.vocab.target[t] for t in result.hypotheses[0].tokens)
+        text, result, source = _inflect(predictor, example)
         records.append(
             {
                 "language": example.language,
@@ -95,6 +100,40 @@ def evaluate_inflection_model(name: str, limit: int) -> dict:
             }
         )
     return {"records": records, "vocab_size": len(predictor.vocab.target)}
+
+
+def evaluate_reproduction(name: str, limit: int) -> dict:
+    """Beam 5 on the full setting's reproduction sets (``inflection.reproduction_sets``): does the
+    model give back training-split cells? Each record also says whether the cell was in this
+    model's own training set (a high model saw only 10,000 cells per language)."""
+    predictor = inflection.Inflector.load(name)
+    training, _ = inflection.load_full(predictor.vocab)
+    setting = read_manifest(CHECKPOINT_DIR)[name]["data"]["setting"]
+    own = training if setting == "full" else inflection.load_splits()[setting]
+    return {"records": reproduction_records(predictor, training, own, limit)}
+
+
+def reproduction_records(
+    predictor: inflection.Inflector,
+    training: list[inflection.InflectionExample],
+    own: list[inflection.InflectionExample],
+    limit: int = 0,
+) -> list[dict]:
+    """One record per cell of the reproduction sets drawn from ``training``: its set, whether
+    beam 5's best form is valid, whether the cell is in ``own`` (the model's training set)."""
+    taught = {(e.language, e.lemma, e.features) for e in own}
+    records = []
+    for set_name, examples in inflection.reproduction_sets(training).items():
+        for example in _limited(examples, limit):
+            text, _, _ = _inflect(predictor, example)
+            records.append(
+                {
+                    "set": set_name,
+                    "correct": text in example.forms,
+                    "taught": (example.language, example.lemma, example.features) in taught,
+                }
+            )
+    return records
 
 
 def evaluate_translation_model(name: str, limit: int) -> dict:
@@ -128,17 +167,24 @@ def _limited(items: list, limit: int) -> list:
 
 
 def model_results(task: str, name: str, limit: int) -> dict | None:
-    """Decode the test set with one checkpoint (cached by its sha256); None if not trained."""
+    """Decode the test set with one checkpoint (cached by its sha256); None if not trained.
+
+    task "reproduction" decodes the inflection training cells of ``evaluate_reproduction``."""
     entry = read_manifest(CHECKPOINT_DIR).get(name)
     if entry is None:
         _log(f"{name}: no checkpoint, skipped")
         return None
-    cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}.json"
+    suffix = "-reproduction" if task == "reproduction" else ""
+    cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}{suffix}.json"
     if cache.exists():
         return json.loads(cache.read_text())
-    _log(f"{name}: decoding the {task} test set with beam {BEAM}")
+    _log(f"{name}: decoding the {task} set with beam {BEAM}")
     started = time.time()
-    evaluate = evaluate_inflection_model if task == "inflection" else evaluate_translation_model
+    evaluate = {
+        "inflection": evaluate_inflection_model,
+        "reproduction": evaluate_reproduction,
+        "translation": evaluate_translation_model,
+    }[task]
     results = evaluate(name, limit)
     results["seconds"] = round(time.time() - started, 1)
     results["entry"] = {k: entry.get(k) for k in ("wall_time_s", "size_bytes", "steps", "sha256")}
@@ -150,6 +196,95 @@ def model_results(task: str, name: str, limit: int) -> dict | None:
 
 def _accuracy(records: list[dict]) -> float:
     return sum(r["correct"] for r in records) / len(records)
+
+
+def _macro_accuracy(records: list[dict]) -> float:
+    """Accuracy averaged over languages (each language counts once, as in SIGMORPHON)."""
+    by_language = defaultdict(list)
+    for r in records:
+        by_language[r["language"]].append(r)
+    return statistics.mean(_accuracy(v) for v in by_language.values())
+
+
+def reproduction_summary(result: dict) -> dict[str, float]:
+    """Share reproduced per reproduction set, and over the cells the model was trained on."""
+    by_set = defaultdict(list)
+    for r in result["records"]:
+        by_set[r["set"]].append(r)
+    summary = {name: _accuracy(records) for name, records in by_set.items()}
+    taught = [r for r in result["records"] if r["taught"]]
+    summary["taught"] = _accuracy(taught) if taught else math.nan
+    summary["taught_share"] = len(taught) / len(result["records"])
+    return summary
+
+
+def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str, float], dict]):
+    """The live widget's full models beside the paper-protocol high ones: held-out accuracy,
+    training cells given back, and the paper's two sparsity statistics."""
+    rows = []
+    for setting, alpha in sorted(test, key=lambda key: (key[0] != "full", key[1])):
+        result, copied = test[setting, alpha], reproduction.get((setting, alpha))
+        summary = reproduction_summary(copied) if copied else {}
+
+        def share(key: str, summary=summary) -> str:
+            return _percent(summary[key]) if key in summary else "—"
+
+        rows.append(
+            [
+                setting,
+                f"{alpha:g}",
+                _percent(_macro_accuracy(result["records"])),
+                share("sample"),
+                share("english-irregular-past"),
+                share("german-umlaut-plural"),
+                share("taught"),
+                _percent(statistics.mean(r["single"] for r in result["records"])),
+                _percent(statistics.mean(r["exact"] for r in result["records"])),
+            ]
+        )
+    manifest = read_manifest(CHECKPOINT_DIR)
+    full = next((manifest[n] for n in _full_names() if n in manifest), None)
+    sizes = ""
+    if full is not None:
+        cells = full["data"]["full"]["cells"]
+        sizes = (
+            f"The full models train on {sum(cells.values()):,} cells (every training-split cell "
+            f"of English; {full['data']['full']['cap_per_language']:,} per other language, "
+            "drawn with weight 2^(wordfreq Zipf frequency of the lemma)), hidden size "
+            f"{full['config']['hidden']}; "
+        )
+    sets = {name: len(v) for name, v in _reproduction_sets().items()}
+    return {
+        "caption": "The live widget's models (full) beside the tables' (high): held-out "
+        "accuracy, training cells given back, sparsity (beam 5)",
+        "columns": [
+            "setting",
+            "α",
+            "test accuracy (7-language average)",
+            f"training sample reproduced ({sets['sample']:,} cells)",
+            f"irregular English pasts ({sets['english-irregular-past']:,})",
+            f"German umlaut plurals ({sets['german-umlaut-plural']:,})",
+            "of these, cells in the model's own training set",
+            "all mass on one sequence",
+            "beam 5 exact",
+        ],
+        "rows": rows,
+        "note": f"{sizes}the high models on 10,000 per language. The reproduction sets come "
+        "from the full training set: a fixed random sample, every English past or past "
+        "participle the -ed rule gets wrong, every German plural that gains an umlaut; a high "
+        "model was trained on only some of them (the column before the sparsity ones counts "
+        "those). Training (batch 128): "
+        f"full: {_steps_sentence(_full_names())}.",
+    }
+
+
+def _full_names() -> list[str]:
+    return [model_name("inflection", a, "full") for a in ALPHAS]
+
+
+def _reproduction_sets() -> dict[str, list]:
+    vocab = inflection.InflectionVocab.load(CHECKPOINT_DIR)
+    return inflection.reproduction_sets(inflection.load_full(vocab)[0])
 
 
 def inflection_table(results: dict[tuple[str, float], dict | None]) -> dict:
@@ -330,6 +465,7 @@ def training_table() -> dict:
     """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
     manifest = read_manifest(CHECKPOINT_DIR)
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
+    names += [name for name in _full_names() if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
     rows = []
     for name in names:
@@ -384,4 +520,28 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         tables.update(data_tables())
     if "training" in wanted:
         tables["training"] = training_table()
+    if "inflection-full" in wanted:
+        full = inflection_full(args.limit)
+        if full is not None:
+            tables["inflection-full"] = full
     return tables
+
+
+def inflection_full(limit: int) -> dict | None:
+    """The full-vs-high table; None (and a log line) while no full checkpoint exists. The high
+    models' reproduction numbers are logged either way."""
+    test, reproduction = {}, {}
+    for setting in ("full", "high"):
+        for alpha in ALPHAS:
+            name = model_name("inflection", alpha, setting)
+            copied = model_results("reproduction", name, limit)
+            if copied is None:
+                continue
+            summary = reproduction_summary(copied)
+            _log(f"{name} reproduces " + ", ".join(f"{k} {v:.1%}" for k, v in summary.items()))
+            reproduction[setting, alpha] = copied
+            test[setting, alpha] = model_results("inflection", name, limit)
+    if not any(setting == "full" for setting, _ in test):
+        _log("no seq2seq-inflect-full-* checkpoint yet: the inflection-full table is skipped")
+        return None
+    return full_table(test, reproduction)
