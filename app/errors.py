@@ -176,15 +176,16 @@ def allowed_methods(request: Request) -> str:
         method
         for method in CANDIDATE_METHODS
         if any(
-            route.matches({**request.scope, "method": method})[0] == Match.FULL
-            for route in routes
+            route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes
         )
     ]
     return ", ".join(sorted(methods))
 
 
-def method_not_allowed(request: Request) -> JSONResponse:
-    allow = allowed_methods(request)
+def method_not_allowed(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """405 with a sentence; `Allow` as the routes say, else as the raiser set it (static
+    files, whose mount takes every method)."""
+    allow = allowed_methods(request) or (exc.headers or {}).get("Allow", "")
     detail = f"{request.method} is not allowed here; this address answers {allow}."
     return JSONResponse(status_code=405, content={"detail": detail}, headers={"Allow": allow})
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,8 +107,9 @@ class TokenBucket:
 
 
 class RateLimiter:
-    """Token buckets keyed by client: each holds up to `burst` requests and refills at
-    `rate_per_s`. Single-threaded use (the event loop), so no lock."""
+    """Token buckets keyed by client: each holds up to `burst` tokens (one per request, more
+    for a costly model call, see app.compute) and refills at `rate_per_s`. Used from the event
+    loop and from the threads that run model calls, hence the lock."""
 
     # Past this many clients, buckets that have refilled completely are dropped: a full
     # bucket is the same as no bucket, so forgetting it changes no decision.
@@ -120,11 +122,16 @@ class RateLimiter:
         self.burst = burst
         self.clock = clock
         self.buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
 
     def acquire(self, client: str, tokens: float = 1.0) -> float:
         """Take `tokens` (one request's cost; at most the burst) for `client`: 0.0 if allowed,
         else seconds until that many are available."""
         tokens = min(tokens, float(self.burst))
+        with self._lock:
+            return self._take(client, tokens)
+
+    def _take(self, client: str, tokens: float) -> float:
         now = self.clock()
         bucket = self.buckets.get(client)
         if bucket is None:

@@ -90,7 +90,7 @@ def create_app(
         if (unreadable := unparseable_body(exc)) is not None:
             return unreadable
         if exc.status_code == 405:
-            return method_not_allowed(request)
+            return method_not_allowed(request, exc)
         if exc.status_code != 404 or request.url.path.startswith("/api/"):
             return await http_exception_handler(request, exc)
         return templates.TemplateResponse(

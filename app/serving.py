@@ -52,10 +52,15 @@ def install_serving(app: FastAPI, settings: ServingSettings) -> None:
 
 
 def _document_limits(app: FastAPI, settings: ServingSettings) -> None:
-    """Add the limits' answers (413, 429) to every /api/* operation in the OpenAPI schema."""
+    """Add the limits' answers (413, 415, 429) to every /api/* operation in the OpenAPI
+    schema."""
     build_schema = app.openapi
     too_large = {
         "description": f"The body is over {settings.max_body_bytes:,} bytes; "
+        '`{"detail": "<sentence>"}`'
+    }
+    not_json = {
+        "description": "The body was sent as something other than JSON; "
         '`{"detail": "<sentence>"}`'
     }
     too_many = {
@@ -74,6 +79,7 @@ def _document_limits(app: FastAPI, settings: ServingSettings) -> None:
                 responses = operation.setdefault("responses", {})
                 if method == "post":
                     responses.setdefault("413", too_large)
+                    responses.setdefault("415", not_json)
                 if settings.rate_limited:
                     responses.setdefault("429", too_many)
         return schema

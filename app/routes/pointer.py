@@ -10,7 +10,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from app.pointer_service import solve, task_models
+from app.compute import Budget, ComputeBudget, model_call, pointer_cost
+from app.pointer_service import hypotheses, solve, task_models
 from app.pointer_views import result_context
 from app.schemas.pointer import (
     HullResponse,
@@ -28,13 +29,26 @@ router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"description": "Unusable input; `detail` is a sentence saying what to change."},
-    503: {"description": "The task's checkpoint is missing or corrupt; `detail` says which."},
+    429: {
+        "description": "Over this address's rate; a request costs more the more inputs and "
+        "the wider the beam. Wait `Retry-After` seconds."
+    },
+    503: {
+        "description": "The task's checkpoint is missing or corrupt, the worker is busy "
+        "(`Retry-After` says when to try again), or the decode passed its time limit; "
+        "`detail` says which."
+    },
 }
 
 
-def respond(request: Request, task: Task, body: PointsRequest | ValuesRequest) -> Any:
+def respond(
+    request: Request, task: Task, body: PointsRequest | ValuesRequest, budget: Budget
+) -> Any:
+    inputs = len(body.points) if isinstance(body, PointsRequest) else len(body.values)
+    width = hypotheses(body)
     try:
-        result: PointerResponse = solve(request.app.state.registry, task, body)
+        with model_call(request, budget, pointer_cost(inputs, width)):
+            result: PointerResponse = solve(request.app.state.registry, task, body, budget.check)
     except ModelUnavailable as exc:
         raise HTTPException(
             status_code=503, detail=f"The {task} model is unavailable: {exc.reason}."
@@ -49,23 +63,23 @@ def respond(request: Request, task: Task, body: PointsRequest | ValuesRequest) -
 
 
 @router.post("/hull", response_model=HullResponse, responses=ERRORS)
-def convex_hull(body: PointsRequest, request: Request) -> Any:
+def convex_hull(body: PointsRequest, request: Request, budget: ComputeBudget) -> Any:
     """Decode the convex hull of the points: vertices counter-clockwise, beside the exact hull
     (monotone chain)."""
-    return respond(request, "hull", body)
+    return respond(request, "hull", body, budget)
 
 
 @router.post("/tsp", response_model=TspResponse, responses=ERRORS)
-def travelling_salesman(body: PointsRequest, request: Request) -> Any:
+def travelling_salesman(body: PointsRequest, request: Request, budget: ComputeBudget) -> Any:
     """Decode a closed tour through the points, beside Held–Karp (n ≤ 12, exact) or the best of
     two classical tours polished by 2-opt."""
-    return respond(request, "tsp", body)
+    return respond(request, "tsp", body, budget)
 
 
 @router.post("/sort", response_model=SortResponse, responses=ERRORS)
-def sort_values(body: ValuesRequest, request: Request) -> Any:
+def sort_values(body: ValuesRequest, request: Request, budget: ComputeBudget) -> Any:
     """Decode the values in ascending order; `model: "entmax15"` uses the sparse pointer."""
-    return respond(request, "sort", body)
+    return respond(request, "sort", body, budget)
 
 
 @router.get("/models", response_model=list[TaskModels])

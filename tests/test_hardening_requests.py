@@ -1,0 +1,473 @@
+"""Regression tests for issue 16 ("hardening, part two"), one or more per defect found by
+probing the site as an attacker and an operator would: liveness behind busy model threads,
+honest readiness, bounded metrics, odd slugs, Allow, parse errors, server paths in messages,
+Host reflection, Permissions-Policy, forwarded addresses, and bounded work per request
+(concurrency, cost-weighted rate, deadline, disconnect). The deployment behind nginx is in
+tests/test_hardening_proxy.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio.to_thread
+import pytest
+import torch
+from fastapi.testclient import TestClient
+from starlette.requests import Request
+
+from app.compute import Budget, ComputeStopped, compute_budget, pointer_cost, text_cost
+from app.main import create_app
+from app.serve import build_config
+from app.services import public_reason
+from models.checkpoints import build_model, save_checkpoint
+from models.pointer import beam_search as pointer_beam_search
+from models.pointer import greedy
+from models.seq2seq import Config, Seq2Seq
+from models.seq2seq import beam_search as seq2seq_beam_search
+
+FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
+ENTMAX_BODY = {"scores": [0.5, 1.0, 2.0], "alpha": 1.5}
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One small untrained sort model: serving, not accuracy, is tested."""
+    directory = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
+    entry = {"family": "pointer", "task": "sort", "config": model.config_dict(), "steps": 0}
+    save_checkpoint(model, "pointer-sort", entry, directory)
+    return directory
+
+
+@pytest.fixture
+def checkpoints(tiny_checkpoints: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(tiny_checkpoints, tmp_path / "checkpoints"))
+
+
+@pytest.fixture
+def client(checkpoints: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(FIXTURE_CONTENT, checkpoints)) as test_client:
+        yield test_client
+
+
+def serve(checkpoints: Path) -> TestClient:
+    return TestClient(create_app(FIXTURE_CONTENT, checkpoints))
+
+
+# ---- 1. liveness does not wait for the model threads ----
+
+
+def test_healthz_answers_while_every_pool_thread_is_busy(client: TestClient) -> None:
+    """/healthz runs on the event loop: with the thread pool shrunk to one thread and that
+    thread blocked, it still answers at once, while a sync route waits."""
+    release = threading.Event()
+
+    @client.app.get("/test-block")
+    def block() -> dict[str, str]:
+        release.wait(10)
+        return {"status": "released"}
+
+    def shrink_pool() -> None:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+
+    client.portal.call(shrink_pool)
+    try:
+        blocked = threading.Thread(target=client.get, args=("/test-block",))
+        blocked.start()
+        time.sleep(0.3)
+        started = time.perf_counter()
+        health = client.get("/healthz")
+        assert health.status_code == 200
+        assert time.perf_counter() - started < 1.0
+        waiting = threading.Thread(target=client.get, args=("/readyz",))
+        waiting.start()
+        waiting.join(timeout=0.5)
+        assert waiting.is_alive(), "the sync /readyz should wait for the blocked thread"
+    finally:
+        release.set()
+        blocked.join()
+        waiting.join()
+
+        def restore_pool() -> None:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = 40
+
+        client.portal.call(restore_pool)
+
+
+# ---- 2. readiness tells the truth ----
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"),
+    [(None, "is missing"), ("{not json", "cannot be read"), ("[1, 2]", "not an object")],
+)
+def test_readyz_is_503_without_a_usable_manifest_and_says_why(
+    checkpoints: Path, manifest: str | None, problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = checkpoints / "manifest.json"
+    if manifest is None:
+        path.unlink()
+    else:
+        path.write_text(manifest)
+    caplog.set_level(logging.ERROR)
+    with serve(checkpoints) as client:
+        ready = client.get("/readyz")
+        client.get("/readyz")
+        sort = client.post("/api/pointer/sort", json=SORT_BODY)
+    assert ready.status_code == 503
+    assert ready.json()["status"] == "no models"
+    assert problem in ready.json()["manifest"]
+    assert sort.status_code == 503
+    logged = [r.getMessage() for r in caplog.records if "no models can be served" in r.getMessage()]
+    assert len(logged) == 1 and problem in logged[0]  # at start-up, once
+
+
+def test_readyz_is_503_for_an_empty_manifest(checkpoints: Path) -> None:
+    (checkpoints / "manifest.json").write_text("{}")
+    with serve(checkpoints) as client:
+        ready = client.get("/readyz")
+    assert ready.status_code == 503 and ready.json()["manifest"] == (
+        "checkpoints/manifest.json lists no models"
+    )
+
+
+@pytest.mark.parametrize("fault", ["missing", "corrupt"])
+def test_models_endpoint_reports_what_the_registry_can_serve(checkpoints: Path, fault: str) -> None:
+    weights = checkpoints / "pointer-sort.safetensors"
+    if fault == "missing":
+        weights.unlink()
+    else:
+        weights.write_bytes(weights.read_bytes()[:-8] + b"corrupt!")
+    with serve(checkpoints) as client:
+        listed = client.get("/api/pointer/models").json()
+        ready = client.get("/readyz")
+    sort = next(
+        variant for task in listed if task["task"] == "sort" for variant in task["variants"]
+    )
+    assert sort["variant"] == "softmax" and sort["available"] is False
+    assert sort["reason"] == ready.json()["unavailable"]["pointer-sort"]
+    assert ready.status_code == 503
+
+
+# ---- 3. metrics stay the same size under junk traffic ----
+
+
+def test_made_up_methods_and_paths_add_no_metric_series(client: TestClient) -> None:
+    # the series for made-up methods and unmatched paths exist from here on
+    client.request("BREW", "/")
+    client.request("BREW", "/no/such/page")
+    client.get("/no/such/page")
+    before = len(client.get("/metrics").text)
+    for i in range(300):
+        client.request(f"JUNK{i}", f"/junk/{i}")
+        client.get(f"/nothing-here-{i}")
+    after = client.get("/metrics").text
+    assert len(after) <= before * 1.1, (before, len(after))
+    assert "JUNK" not in after and "nothing-here" not in after
+    assert 'method="other"' in after and 'handler="none"' in after
+
+
+# ---- 4. long or odd slugs are 404s with the usual headers ----
+
+
+@pytest.mark.parametrize("slug", ["a" * 253, "a" * 5000, "..%2f..%2fetc", "A-Paper", "-x", "%00"])
+def test_long_or_odd_slugs_are_404(client: TestClient, slug: str) -> None:
+    answer = client.get(f"/papers/{slug}")
+    assert answer.status_code == 404
+    assert "content-security-policy" in answer.headers and "x-request-id" in answer.headers
+
+
+def test_an_unhandled_error_is_a_500_with_the_headers(checkpoints: Path) -> None:
+    app = create_app(FIXTURE_CONTENT, checkpoints)
+
+    @app.get("/test-bug")
+    def bug() -> None:
+        raise RuntimeError("a bug")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/test-bug")
+    assert answer.status_code == 500
+    assert "content-security-policy" in answer.headers and "x-request-id" in answer.headers
+    assert "X-Request-ID" in answer.json()["detail"] and "a bug" not in answer.text
+
+
+# ---- 6. Allow lists the methods the path really has ----
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("OPTIONS", "/healthz", "GET, HEAD"),
+        ("DELETE", "/papers/alpha-paper", "GET, HEAD"),
+        ("GET", "/api/entmax", "POST"),
+        ("PUT", "/readyz", "GET, HEAD"),
+        ("POST", "/static/css/site.css", "GET, HEAD"),
+    ],
+)
+def test_405_lists_every_allowed_method(
+    client: TestClient, method: str, path: str, allow: str
+) -> None:
+    answer = client.request(method, path)
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == allow
+    assert allow in answer.json()["detail"]
+
+
+# ---- 8. unparseable bodies and wrong content types ----
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ('{"scores": [' + "9" * 4400 + '], "alpha": 1.5}', "thousands of digits"),
+        ("[" * 1000 + "]" * 1000, "nested too deeply"),
+        (b'{"scores": [1, 2], "alpha": 1.5, "labels": ["\xff"]}', "not UTF-8"),
+    ],
+)
+def test_unparseable_json_is_a_422_sentence(client: TestClient, body: str, words: str) -> None:
+    answer = client.post("/api/entmax", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 422
+    assert words in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/plain", json.dumps(ENTMAX_BODY)),
+        ("application/x-www-form-urlencoded", "scores=1&alpha=1.5"),
+    ],
+)
+def test_a_body_that_is_not_json_is_a_415_sentence(
+    client: TestClient, content_type: str, body: str
+) -> None:
+    answer = client.post("/api/entmax", content=body, headers={"Content-Type": content_type})
+    assert answer.status_code == 415
+    assert "Content-Type: application/json" in answer.json()["detail"]
+
+
+def test_wrong_content_types_are_documented(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    assert "415" in schema["paths"]["/api/entmax"]["post"]["responses"]
+
+
+# ---- 9. no server paths, no ".." ----
+
+
+def test_unavailable_models_never_show_server_paths(checkpoints: Path) -> None:
+    (checkpoints / "pointer-sort.safetensors").unlink()
+    with serve(checkpoints) as client:
+        detail = client.post("/api/pointer/sort", json=SORT_BODY).json()["detail"]
+        ready = client.get("/readyz").text
+        models = client.get("/api/pointer/models").text
+    for text in (detail, ready, models):
+        assert str(checkpoints) not in text and "/work" not in text and "/tmp" not in text
+    assert detail.endswith(".") and not detail.endswith("..")
+    assert "pointer-sort.safetensors" in detail
+
+
+def test_public_reason_cuts_paths_to_file_names() -> None:
+    reason = public_reason("Checkpoint file /srv/app/checkpoints/x.safetensors is missing.")
+    assert reason == "Checkpoint file x.safetensors is missing"
+
+
+# ---- 10. redirects do not reflect Host; Permissions-Policy everywhere ----
+
+
+def test_redirects_are_relative_whatever_the_host(client: TestClient) -> None:
+    answer = client.get("/static", headers={"Host": "evil.example"}, follow_redirects=False)
+    assert answer.is_redirect
+    assert answer.headers["location"] == "/static/"
+
+
+@pytest.mark.parametrize("path", ["/", "/healthz", "/static/css/site.css", "/nope"])
+def test_every_answer_has_a_permissions_policy(client: TestClient, path: str) -> None:
+    policy = client.get(path).headers["permissions-policy"]
+    assert "camera=()" in policy and "geolocation=()" in policy and "microphone=()" in policy
+
+
+# ---- 5. forwarded addresses are trusted only from named proxies ----
+
+
+def test_forwarded_headers_are_off_unless_proxies_are_named() -> None:
+    plain = build_config([])
+    assert plain.proxy_headers is False
+    behind = build_config(["--forwarded-allow-ips", "127.0.0.1"])
+    assert behind.proxy_headers is True and behind.forwarded_allow_ips == "127.0.0.1"
+
+
+# ---- bounded work: concurrency, cost, deadline, disconnect ----
+
+
+def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient) -> None:
+    gate = client.app.state.compute_gate
+    gate.in_flight = gate.max_concurrent  # as if that many model calls were running
+    try:
+        started = time.perf_counter()
+        busy = client.post("/api/pointer/sort", json=SORT_BODY)
+        assert time.perf_counter() - started < 1.0
+    finally:
+        gate.in_flight = 0
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+    assert "busy" in busy.json()["detail"]
+    assert client.post("/api/pointer/sort", json=SORT_BODY).status_code == 200
+
+
+def test_concurrent_calls_over_the_cap_are_refused_while_one_runs(
+    checkpoints: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAPERTRACE_MAX_MODEL_CALLS", "1")
+    inside, release = threading.Event(), threading.Event()
+    import app.pointer_service as pointer_service
+
+    real_greedy = pointer_service.greedy
+
+    def slow_greedy(*args: object, **kwargs: object) -> object:
+        inside.set()
+        release.wait(10)
+        return real_greedy(*args, **kwargs)
+
+    monkeypatch.setattr(pointer_service, "greedy", slow_greedy)
+    with serve(checkpoints) as client:
+        first: list[int] = []
+        worker = threading.Thread(
+            target=lambda: first.append(
+                client.post("/api/pointer/sort", json=SORT_BODY).status_code
+            )
+        )
+        worker.start()
+        assert inside.wait(10)
+        second = client.post("/api/pointer/sort", json=SORT_BODY)
+        release.set()
+        worker.join()
+        third = client.post("/api/pointer/sort", json=SORT_BODY)
+    assert first == [200] and third.status_code == 200
+    assert second.status_code == 503 and second.headers["retry-after"] == "1"
+
+
+def test_costly_requests_use_more_of_the_rate_limit(
+    checkpoints: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAPERTRACE_RATE_LIMIT", "0.5")
+    monkeypatch.setenv("PAPERTRACE_RATE_BURST", "30")
+    monkeypatch.setenv("PAPERTRACE_COMPUTE_DEADLINE_S", "60")  # cost, not time, is tested
+    heavy = {"values": [i / 100 for i in range(100)], "decoder": "beam", "beam_width": 16}
+    assert pointer_cost(100, 16) == 25 and pointer_cost(4, 1) == 1
+    with serve(checkpoints) as client:
+        first = client.post("/api/pointer/sort", json=heavy)
+        second = client.post("/api/pointer/sort", json=heavy)
+        light = [client.post("/api/pointer/sort", json=SORT_BODY).status_code for _ in range(4)]
+    assert first.status_code == 200
+    assert second.status_code == 429 and "costs 25" in second.json()["detail"]
+    assert int(second.headers["retry-after"]) >= 1
+    assert light == [200, 200, 200, 200]  # 30 − 25 − 1 (the refused one's entry) leaves 4
+
+
+def test_a_decode_past_its_deadline_is_stopped_with_a_503(
+    checkpoints: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.pointer_service as pointer_service
+
+    steps: list[int] = []
+    real_greedy = pointer_service.greedy
+
+    def slow_check_greedy(model, inputs, check=None):  # noqa: ANN001, ANN202
+        def slow_check() -> None:
+            steps.append(1)
+            time.sleep(0.02)
+            check()
+
+        return real_greedy(model, inputs, slow_check)
+
+    monkeypatch.setattr(pointer_service, "greedy", slow_check_greedy)
+    values = {"values": [i / 100 for i in range(100)]}
+    with serve(checkpoints) as client:
+        client.post("/api/pointer/sort", json=SORT_BODY)  # first-call costs out of the way
+        steps.clear()
+        serving = client.app.state.serving
+        client.app.state.serving = dataclasses.replace(serving, compute_deadline_s=0.05)
+        started = time.perf_counter()
+        answer = client.post("/api/pointer/sort", json=values)
+        elapsed = time.perf_counter() - started
+    assert answer.status_code == 503
+    assert "within 0.05 s" in answer.json()["detail"]
+    assert len(steps) < 20 and elapsed < 1.0  # stopped early, not after all 100 steps
+
+
+def test_budget_stops_when_the_client_disconnects() -> None:
+    async def scenario() -> Budget:
+        messages = [{"type": "http.disconnect"}]
+
+        async def receive() -> dict[str, str]:
+            if messages:
+                return messages.pop()
+            await asyncio.sleep(10)
+            raise AssertionError("unreachable")
+
+        app = type("App", (), {})()
+        app.state = type("State", (), {})()
+        app.state.serving = type("Serving", (), {"compute_deadline_s": 5.0})()
+        request = Request({"type": "http", "app": app, "headers": []}, receive)
+        budgets = compute_budget(request)
+        budget = await budgets.__anext__()
+        await asyncio.sleep(0.05)
+        with pytest.raises(StopAsyncIteration):
+            await budgets.__anext__()
+        return budget
+
+    budget = asyncio.run(scenario())
+    with pytest.raises(ComputeStopped) as stopped:
+        budget.check()
+    assert stopped.value.status == 499
+
+
+def stop_after(steps: int) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) > steps:
+            raise ComputeStopped(503, "stop")
+
+    return calls, check
+
+
+def test_pointer_decoders_call_check_between_steps() -> None:
+    torch.manual_seed(0)
+    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
+    values = torch.rand(1, 30)
+    calls, check = stop_after(3)
+    with pytest.raises(ComputeStopped):
+        greedy(model, values, check)
+    assert len(calls) == 4
+    calls, check = stop_after(3)
+    with pytest.raises(ComputeStopped):
+        pointer_beam_search(model, values[0], width=4, check=check)
+    assert len(calls) == 4
+    calls, check = stop_after(1000)
+    greedy(model, values, check)
+    assert len(calls) == 30  # one per output position
+
+
+def test_seq2seq_beam_search_calls_check_between_steps() -> None:
+    torch.manual_seed(0)
+    model = Seq2Seq(Config(7, 7, emb_dim=8, hidden=12, attn_alpha=1.0, out_alpha=1.0)).eval()
+    calls, check = stop_after(2)
+    with pytest.raises(ComputeStopped):
+        seq2seq_beam_search(model, [3, 4, 5], width=3, max_len=20, check=check)
+    assert len(calls) == 3
+
+
+def test_text_cost_grows_with_length_and_beam() -> None:
+    assert text_cost(10, 1) == 1
+    assert text_cost(200, 16) == 32
