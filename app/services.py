@@ -112,9 +112,7 @@ class ModelRegistry:
                 f"checkpoints/manifest.json cannot be read: {public_reason(str(exc))}"
             ) from None
         if not isinstance(data, dict) or not all(isinstance(e, dict) for e in data.values()):
-            raise ManifestUnreadable(
-                "checkpoints/manifest.json is not an object of model entries"
-            )
+            raise ManifestUnreadable("checkpoints/manifest.json is not an object of model entries")
         return data
 
     def get(self, name: str) -> Any:

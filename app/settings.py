@@ -60,9 +60,7 @@ class ServingSettings:
             torch_threads=int(_number(env, "PAPERTRACE_TORCH_THREADS", cls.torch_threads, 1)),
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             gzip_min_bytes=int(_number(env, "PAPERTRACE_GZIP_MIN_BYTES", cls.gzip_min_bytes, 0)),
-            max_model_calls=int(
-                _number(env, "PAPERTRACE_MAX_MODEL_CALLS", cls.max_model_calls, 1)
-            ),
+            max_model_calls=int(_number(env, "PAPERTRACE_MAX_MODEL_CALLS", cls.max_model_calls, 1)),
             compute_deadline_s=_number(
                 env, "PAPERTRACE_COMPUTE_DEADLINE_S", cls.compute_deadline_s, 0.05
             ),
