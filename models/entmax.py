@@ -591,8 +591,9 @@ def _compiled(x: Tensor) -> bool:
 
 
 class _CompiledEntmaxFunction(Function):
-    r"""α-entmax for one float α > 1 by the compiled kernels; the backward is
-    $\bar z = g \odot (\bar p - \sum_j g_j \bar p_j / \sum_j g_j)$, $g = p^{2-\alpha}$ on the support."""
+    r"""α-entmax for one float α > 1 by the compiled kernels. The backward is
+    $\bar z = g \odot (\bar p - \sum_j g_j \bar p_j / \sum_j g_j)$ with $g = p^{2-\alpha}$ on
+    the support."""
 
     @staticmethod
     def forward(ctx, z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
