@@ -50,6 +50,7 @@ __all__ = [
     "set_backend",
     "sparsemax",
     "sparsemax_loss",
+    "warm_up",
 ]
 
 _NEWTON_MAX_ITERS = 200
@@ -579,6 +580,12 @@ def set_backend(name: str) -> str:
         raise ValueError("the compiled entmax backend needs numba: pip install numba")
     previous, _backend = _backend, name
     return previous
+
+
+def warm_up() -> None:
+    """Compile the kernels now (or load them from numba's disk cache), so no caller pays the JIT."""
+    if _kernels is not None:
+        _kernels.warm_up()
 
 
 def _compiled(x: Tensor) -> bool:
