@@ -90,9 +90,8 @@ def _document_limits(app: FastAPI, settings: ServingSettings) -> None:
 
 async def warm_up(app: FastAPI, settings: ServingSettings, *large_files: PrecompressedFile) -> None:
     """Start-up work, so the first reader pays for none of it: torch threads, the entmax kernels
-    compiled, every manifest
-    model loaded and verified (a failing one is disabled and logged; start-up goes on), and
-    the large static files compressed."""
+    compiled, every manifest model loaded and verified (a failing one is disabled and logged;
+    start-up goes on), and the large static files compressed."""
     set_torch_threads(settings.torch_threads)
     await run_in_threadpool(compile_entmax_kernels)
     await run_in_threadpool(app.state.registry.warm)
