@@ -8,7 +8,12 @@ each trained model; what the beam search records gives every number:
 - translation: corpus BLEU (sacrebleu, default 13a tokenisation) on the held-out test set;
 - sparsity: mean attention support and output support per decoding step of the best
   hypothesis, the share of inputs whose whole probability mass is on one sequence, and the
-  share where beam 5 was provably exact.
+  share where beam 5 was provably exact;
+- inflection-full (written once a ``seq2seq-inflect-full-a*`` checkpoint exists): the live
+  widget's full models beside the high ones — test accuracy, the share of training cells given
+  back (``inflection.reproduction_sets``: a fixed 5,000-cell sample of the full training set,
+  every irregular English past and participle, every German plural with umlaut) and the
+  sparsity statistics.
 
 Per-model results are cached in data/eval/seq2seq/ under the checkpoint's sha256, so tables can
 be rebuilt one at a time (``--tables``) without decoding again.

@@ -15,7 +15,9 @@ distribution can show. Cells whose only form is the citation form itself are dro
 
 Splits are by lemma (a stable hash of language and lemma: 80% train, 10% dev, 10% test), so no
 lemma appears in two splits. From the training lemmas the "high" setting samples up to 10,000
-cells per language and "medium" takes the first 1,000 of those (as in SIGMORPHON 2018).
+cells per language and "medium" takes the first 1,000 of those (as in SIGMORPHON 2018). The
+"full" setting, for the live widget's models, takes every training-split cell up to a cap per
+language, drawn towards frequent lemmas (wordfreq) where a language has more.
 """
 
 from __future__ import annotations
