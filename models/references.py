@@ -263,6 +263,9 @@ def build_inflection(directory: Path = CHECKPOINT_DIR, data_dir: Path | None = N
         cell for language in inflection.LANGUAGES for cell in inflection.language_tables(language)
     )
     splits = inflection.load_splits(data_dir or inflection.DATA_DIR)
+    # The live widget's full models (seq2seq-inflect-full-a*) train on a set of their own.
+    vocab = inflection.InflectionVocab.from_examples(splits["high"])
+    splits["full"] = inflection.load_full(vocab, data_dir or inflection.DATA_DIR)[0]
     packages = {name: version(name) for name in inflection.PACKAGES}
     document = inflection_document(cells, splits, packages)
     data = {
