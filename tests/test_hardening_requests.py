@@ -471,3 +471,32 @@ def test_seq2seq_beam_search_calls_check_between_steps() -> None:
 def test_text_cost_grows_with_length_and_beam() -> None:
     assert text_cost(10, 1) == 1
     assert text_cost(200, 16) == 32
+
+
+# ---- 7. the schema says what validation accepts ----
+
+
+def test_the_schema_lists_model_names_languages_and_distinct_points(client: TestClient) -> None:
+    from app.pointer_service import CHECKPOINTS
+    from app.schemas.pointer import POINT_VARIANTS, VALUE_VARIANTS
+    from models.tasks.inflection import LANGUAGES
+
+    assert set(CHECKPOINTS["hull"]) == set(CHECKPOINTS["tsp"]) == set(POINT_VARIANTS)
+    assert set(CHECKPOINTS["sort"]) == set(VALUE_VARIANTS)
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    points = schemas["PointsRequest"]["properties"]
+    assert points["model"]["enum"] == ["softmax", None]
+    assert points["points"]["uniqueItems"] is True
+    assert schemas["ValuesRequest"]["properties"]["model"]["enum"] == ["softmax", "entmax15", None]
+    assert schemas["InflectRequest"]["properties"]["language"]["enum"] == list(LANGUAGES)
+    assert points["beam_width"]["type"] == "integer"
+
+
+def test_a_whole_number_written_as_a_float_is_an_integer(client: TestClient) -> None:
+    """JSON Schema calls 15.0 an integer; so does the API. 15.5, "15" and true are not."""
+    body = {**SORT_BODY, "decoder": "beam", "beam_width": 3.0}
+    answer = client.post("/api/pointer/sort", json=body)
+    assert answer.status_code == 200 and answer.json()["beam_width"] == 3
+    for bad in (3.5, "3", True):
+        refused = client.post("/api/pointer/sort", json={**body, "beam_width": bad})
+        assert refused.status_code == 422, bad

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.schemas.numbers import JsonInt
+
 MIN_POINTS = 3
 MIN_VALUES = 2
 MAX_INPUTS = 100
@@ -20,6 +22,11 @@ MAX_BEAM_WIDTH = 16
 Coordinate = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
 Value = Annotated[float, Field(strict=True, ge=-1e9, le=1e9, allow_inf_nan=False)]
 Task = Literal["hull", "tsp", "sort"]
+# The pointer variants each kind of request may name (app.pointer_service.CHECKPOINTS has their
+# checkpoints; a test keeps the two in step). Validation stays in the service, whose sentence
+# names the choices; the schema lists them as an enum.
+POINT_VARIANTS = ("softmax",)
+VALUE_VARIANTS = ("softmax", "entmax15")
 
 
 class DecodeOptions(BaseModel):
@@ -28,9 +35,8 @@ class DecodeOptions(BaseModel):
     decoder: Literal["greedy", "beam"] = Field(
         "greedy", description="greedy: the most probable input at each step; beam: beam search"
     )
-    beam_width: int = Field(
+    beam_width: JsonInt = Field(
         8,
-        strict=True,
         ge=1,
         le=MAX_BEAM_WIDTH,
         description="hypotheses kept by beam search (beam only)",
@@ -44,10 +50,16 @@ class DecodeOptions(BaseModel):
 
 
 class PointsRequest(DecodeOptions):
+    model: str | None = Field(
+        None,
+        description="pointer variant; leave it out for the default",
+        json_schema_extra={"enum": [*POINT_VARIANTS, None]},
+    )
     points: list[tuple[Coordinate, Coordinate]] = Field(
         min_length=MIN_POINTS,
         max_length=MAX_INPUTS,
         description="distinct points [x, y] in the unit square",
+        json_schema_extra={"uniqueItems": True},
         examples=[[[0.15, 0.2], [0.85, 0.1], [0.5, 0.45], [0.9, 0.8], [0.2, 0.85]]],
     )
 
@@ -66,6 +78,11 @@ class PointsRequest(DecodeOptions):
 
 
 class ValuesRequest(DecodeOptions):
+    model: str | None = Field(
+        None,
+        description="pointer variant: `softmax` (the default) or `entmax15`, the sparse pointer",
+        json_schema_extra={"enum": [*VALUE_VARIANTS, None]},
+    )
     values: list[Value] = Field(
         min_length=MIN_VALUES,
         max_length=MAX_INPUTS,

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.schemas.numbers import JsonInt
+from models.tasks.inflection import LANGUAGES
 from models.tasks.translation import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
 from models.tasks.translation import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
 
@@ -44,16 +46,19 @@ class DecodeOptions(BaseModel):
         "and output scores instead of the α it was trained with (1 to 2)",
         examples=[1.8],
     )
-    beam_width: int = Field(
-        5, strict=True, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step"
-    )
+    beam_width: JsonInt = Field(5, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step")
 
 
 class InflectRequest(DecodeOptions):
     lemma: str = Field(
         description=f"the word to inflect, 1-{MAX_LEMMA_CHARS} characters", examples=["swim"]
     )
-    language: str = Field(max_length=8, description="language code, e.g. en", examples=["en"])
+    language: str = Field(
+        max_length=8,
+        description="language code, e.g. en",
+        examples=["en"],
+        json_schema_extra={"enum": list(LANGUAGES)},  # the service says which, in a sentence
+    )
     features: str = Field(
         max_length=80, description="UniMorph-style cell, e.g. V;PST", examples=["V;PST"]
     )
