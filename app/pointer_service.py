@@ -8,6 +8,7 @@ here or in models/tasks; the browser only draws.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 from app.schemas.pointer import (
+    BestOfK,
     HullReference,
     HullResponse,
     ModelInfo,
@@ -36,7 +38,7 @@ from app.schemas.pointer import (
 )
 from app.services import ModelRegistry, register_loader
 from models.checkpoints import load_model
-from models.pointer import PointerNet, Trace, beam_search, greedy
+from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
 from models.tasks import hull, sort, tsp
 
 # One intra-op thread per request: these models are small, requests already run in parallel
@@ -108,18 +110,52 @@ def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
     return TaskModels(task=task, variants=variants)
 
 
+@dataclass(frozen=True)
+class SampleScore:
+    """How the sample decoder ranks outputs: `cost` (lower is better, inf for an output that
+    cannot count) and `value`, the number the reader sees for a cost."""
+
+    cost: Callable[[list[int]], float]
+    value: Callable[[float], float | None] = lambda cost: cost
+
+
+@dataclass(frozen=True)
+class Decoded:
+    trace: Trace
+    beam_width: int  # 1 unless beam search
+    samples: int  # 1 unless sampled
+    best_of_k: list[BestOfK] | None  # sampled only
+
+
+def hypotheses(request: PointsRequest | ValuesRequest) -> int:
+    """How many outputs the decoder carries at once: its share of the compute budget."""
+    return {"greedy": 1, "beam": request.beam_width, "sample": request.samples}[request.decoder]
+
+
+def best_of_k_curve(running_best: list[float], score: SampleScore) -> list[BestOfK]:
+    """The running best at k = 1, 2, 4, … and at the number drawn."""
+    count = len(running_best)
+    ks = sorted({1 << i for i in range(count.bit_length()) if 1 << i <= count} | {count})
+    return [BestOfK(k=k, value=score.value(running_best[k - 1])) for k in ks]
+
+
 def decode(
     model: PointerNet,
     inputs: np.ndarray,
     request: PointsRequest | ValuesRequest,
+    score: SampleScore,
     check: Check = None,
-) -> tuple[Trace, int]:
-    """The model's trace for one instance and the beam width actually used; `check` is called
-    between decoding steps and raises to stop (see app.compute)."""
+) -> Decoded:
+    """The model's output for one instance; `check` is called between decoding steps and
+    raises to stop (see app.compute). The sample decoder keeps the sample `score` ranks best."""
     if request.decoder == "beam":
         trace = beam_search(model, inputs, width=request.beam_width, check=check)
-        return trace, request.beam_width
-    return greedy(model, inputs[None], check)[0], 1
+        return Decoded(trace, request.beam_width, 1, None)
+    if request.decoder == "sample":
+        traces = sample(model, inputs, request.samples, seed=request.seed, check=check)
+        best, running = best_of(traces, score.cost)
+        return Decoded(best, 1, request.samples, best_of_k_curve(running, score))
+    return Decoded(greedy(model, inputs[None], check)[0], 1, 1, None)
 
 
 def four_digits(probs: np.ndarray) -> np.ndarray:
@@ -154,18 +190,47 @@ def _common(
     request: PointsRequest | ValuesRequest,
     loaded: LoadedPointer,
     variant: str,
-    trace: Trace,
-    width: int,
+    decoded: Decoded,
 ) -> dict[str, Any]:
     return {
         "task": task,
         "n": len(request.points if isinstance(request, PointsRequest) else request.values),
         "decoder": request.decoder,
-        "beam_width": width,
-        "order": trace.order,
-        "steps": steps_of(trace),
+        "beam_width": decoded.beam_width,
+        "samples": decoded.samples,
+        "best_of_k": decoded.best_of_k,
+        "order": decoded.trace.order,
+        "steps": steps_of(decoded.trace),
         "model": loaded.info(variant),
     }
+
+
+def hull_score(points: np.ndarray) -> SampleScore:
+    """Largest area among outputs that are simple polygons."""
+
+    def cost(order: list[int]) -> float:
+        if len(order) < 3 or not hull.is_simple_polygon(points, order):
+            return math.inf
+        return -round(hull.polygon_area(points, order), 12)  # a rotation is no better
+
+    return SampleScore(cost, lambda cost: None if math.isinf(cost) else -cost)
+
+
+def tsp_score(cities: np.ndarray) -> SampleScore:
+    """Shortest tour (every sample is a valid tour: chosen cities are masked); rounded, so
+    the same cycle drawn in reverse is not counted as an improvement."""
+
+    def cost(order: list[int]) -> float:
+        if not tsp.is_valid_tour(order, len(cities)):
+            return math.inf
+        return round(tsp.tour_length(cities, order), 12)
+
+    return SampleScore(cost)
+
+
+def sort_score(values: np.ndarray) -> SampleScore:
+    """Fewest neighbouring pairs out of order in the output (0: sorted)."""
+    return SampleScore(lambda order: float(np.sum(np.diff(values[order]) < 0)))
 
 
 def solve_hull(
@@ -178,11 +243,12 @@ def solve_hull(
     points = hull.validate_points(np.array(request.points))  # raises on collinear input
     exact = hull.convex_hull_order(points)
     exact_area = hull.polygon_area(points, exact)
-    trace, width = decode(loaded.model, points, request, check)
+    decoded = decode(loaded.model, points, request, hull_score(points), check)
+    trace = decoded.trace
     simple = hull.is_simple_polygon(points, trace.order)
     area = hull.polygon_area(points, trace.order) if len(trace.order) >= 3 else 0.0
     return HullResponse(
-        **_common("hull", request, loaded, variant, trace, width),
+        **_common("hull", request, loaded, variant, decoded),
         end_index=len(points),
         valid=simple,
         correct=hull.same_polygon(trace.order, exact),
@@ -228,11 +294,12 @@ def solve_tsp(
 ) -> TspResponse:
     cities = tsp.validate_points(np.array(request.points))
     reference = tsp_reference(tuple(request.points))
-    trace, width = decode(loaded.model, cities, request, check)
+    decoded = decode(loaded.model, cities, request, tsp_score(cities), check)
+    trace = decoded.trace
     valid = tsp.is_valid_tour(trace.order, len(cities))
     length = tsp.tour_length(cities, trace.order)
     return TspResponse(
-        **_common("tsp", request, loaded, variant, trace, width),
+        **_common("tsp", request, loaded, variant, decoded),
         valid=valid,
         correct=valid and length <= reference.length * (1 + 1e-9),
         length=length,
@@ -263,11 +330,12 @@ def solve_sort(
     values = sort.validate_values(np.array(request.values))
     exact = sort.sorted_order(values)
     inputs, rescaled = model_values(values)
-    trace, width = decode(loaded.model, inputs, request, check)
+    decoded = decode(loaded.model, inputs, request, sort_score(values), check)
+    trace = decoded.trace
     valid = sorted(trace.order) == list(range(len(values)))
     wrong = np.asarray(values[trace.order] != values[exact]) if valid else None
     return SortResponse(
-        **_common("sort", request, loaded, variant, trace, width),
+        **_common("sort", request, loaded, variant, decoded),
         rescaled=rescaled,
         valid=valid,
         correct=sort.is_sorted_output(values, trace.order),

@@ -378,14 +378,20 @@ MAX_SAMPLES = 256
 
 @torch.inference_mode()
 def sample(
-    model: PointerNet, instance: np.ndarray | torch.Tensor, count: int, seed: int = 0
+    model: PointerNet,
+    instance: np.ndarray | torch.Tensor,
+    count: int,
+    seed: int = 0,
+    check: Callable[[], None] | None = None,
 ) -> list[Trace]:
     """`count` outputs for one instance (n, d), each drawn step by step from the pointer's
     distribution, all in one batch; the same seed gives the same samples.
 
     A masked position has probability exactly zero, so every sample is a permutation (for the
-    hull: distinct inputs, then the end marker). The samples are independent, so the first k
-    of them are a fair draw of k.
+    hull: distinct inputs, then the end marker). Sample i reads the i-th of MAX_SAMPLES
+    uniforms drawn at each step, so a draw of k is the first k samples of a larger draw with
+    the same seed: asking for more samples only adds to them. `check`, if given, is called
+    before each step and raises to abandon the decode.
     """
     if not 1 <= count <= MAX_SAMPLES:
         raise ValueError(f"Draw between 1 and {MAX_SAMPLES} samples; got {count}.")
@@ -407,9 +413,11 @@ def sample(
     finished = torch.zeros(count, dtype=torch.bool)
     probs_seen, chosen_seen = [], []
     for t in range(n + int(end)):
+        if check is not None:
+            check()
         scores, state = model.step(memory, dec_in, state, mask)
         probs = mapping(scores)  # (count, N)
-        choice = torch.multinomial(probs, 1, generator=generator)[:, 0]
+        choice = inverse_cdf(probs, torch.rand(MAX_SAMPLES, generator=generator)[:count])
         probs_seen.append(probs)
         chosen_seen.append(choice)
         if end:
@@ -427,6 +435,16 @@ def sample(
             chosen = chosen[: chosen.index(n) + 1]
         traces.append(_trace(probs_all[b, : len(chosen)], chosen, n))
     return traces
+
+
+def inverse_cdf(probs: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """One index per row of probs (rows, N), drawn with one uniform in [0, 1) per row: the
+    first position whose cumulative probability exceeds it. A zero-probability position never
+    raises the cumulative sum, so it is never drawn."""
+    cdf = probs.cumsum(dim=-1)
+    choice = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(dim=-1)
+    last_open = (probs > 0).cumsum(dim=-1).argmax(dim=-1)  # where rounding could push past
+    return torch.minimum(choice, last_open)
 
 
 def best_of(traces: list[Trace], cost: Callable[[list[int]], float]) -> tuple[Trace, list[float]]:

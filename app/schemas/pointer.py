@@ -17,6 +17,8 @@ MIN_POINTS = 3
 MIN_VALUES = 2
 MAX_INPUTS = 100
 MAX_BEAM_WIDTH = 16
+MAX_SAMPLES = 256  # models.pointer.MAX_SAMPLES
+MAX_SEED = 2**31 - 1
 
 # strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
 Coordinate = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -32,14 +34,32 @@ VALUE_VARIANTS = ("softmax", "entmax15")
 class DecodeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decoder: Literal["greedy", "beam"] = Field(
-        "greedy", description="greedy: the most probable input at each step; beam: beam search"
+    decoder: Literal["greedy", "beam", "sample"] = Field(
+        "greedy",
+        description="greedy: the most probable input at each step; beam: beam search; sample: "
+        "draw `samples` outputs from the pointer's distribution and keep the best (tsp: the "
+        "shortest tour; hull: the simple polygon with the largest area; sort: the fewest "
+        "neighbours out of order)",
     )
     beam_width: JsonInt = Field(
         8,
         ge=1,
         le=MAX_BEAM_WIDTH,
         description="hypotheses kept by beam search (beam only)",
+    )
+    samples: int = Field(
+        64,
+        strict=True,
+        ge=1,
+        le=MAX_SAMPLES,
+        description="outputs drawn by the sample decoder (sample only)",
+    )
+    seed: int = Field(
+        0,
+        strict=True,
+        ge=0,
+        le=MAX_SEED,
+        description="random seed of the sample decoder: the same seed draws the same samples",
     )
     model: str | None = Field(
         None,
@@ -121,11 +141,25 @@ class TspReference(Reference):
     length: float
 
 
+class BestOfK(BaseModel):
+    k: int = Field(description="how many of the samples, in the order drawn")
+    value: float | None = Field(
+        description="the best among the first k samples: tsp, the shortest tour length; hull, "
+        "the largest area of a simple output polygon (null while none is simple); sort, the "
+        "fewest neighbouring pairs out of order"
+    )
+
+
 class PointerResponse(BaseModel):
     task: Task
     n: int
-    decoder: Literal["greedy", "beam"]
-    beam_width: int = Field(description="1 for greedy decoding")
+    decoder: Literal["greedy", "beam", "sample"]
+    beam_width: int = Field(description="1 unless beam search")
+    samples: int = Field(description="outputs drawn by the sample decoder; 1 otherwise")
+    best_of_k: list[BestOfK] | None = Field(
+        description="sample decoder: the best so far at k = 1, 2, 4, … and at the number "
+        "drawn; null for greedy and beam"
+    )
     order: list[int] = Field(description="input indices in output order, no end marker")
     steps: list[PointerStep]
     valid: bool
