@@ -258,7 +258,7 @@ BAD_REQUESTS = [
     ("hull", {"values": VALUES}, "needs a `points` field"),
     ("hull", {"points": FIVE, "beam_width": 0}, "`beam_width` must be at least 1"),
     ("tsp", {"points": FIVE, "beam_width": 17}, "`beam_width` must be at most 16"),
-    ("tsp", {"points": FIVE, "decoder": "sampling"}, "'greedy' or 'beam'"),
+    ("tsp", {"points": FIVE, "decoder": "sampling"}, "'greedy', 'beam' or 'sample'"),
     ("hull", {"points": FIVE, "model": "entmax15"}, "set `model` to “softmax”"),
     ("sort", {"values": VALUES, "model": "sparsemax"}, "“softmax” or “entmax15”"),
     ("sort", {"values": [0.5]}, "at least 2"),
