@@ -13,6 +13,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,10 @@ INFLECTION_MEANINGS: dict[tuple[str, bool | None], str] = {
     ("train", True): "seen in training: this very cell was one of the model's training examples",
     ("train", False): "training split, but this cell was not in the model's training sample: "
     "it never saw this form",
-    ("train", None): "training split: the model was trained on a sample of these words' cells",
-    ("dev", False): "held out (development split): the model never saw this word; it only "
-    "tracked training",
+    ("train", None): "training split, but the reference file does not record whether this "
+    "model trained on this very cell",
+    ("dev", False): "held out (development split): the model never saw this word; this split "
+    "only tracked training",
     ("test", False): "held out: the model never saw this word — this is the paper's test condition",
     ("unseen", False): "not in our lexicon: there is no reference form to check the answer against",
 }
@@ -294,15 +296,16 @@ def inflection_reference(
     if not isinstance(lexicon, InflectionLexicon):
         return None
     cell = lexicon.lookup(request.language, request.lemma, request.features)
-    seen = None
-    if served.training_set in lexicon.training_sets:
-        seen = served.training_set in cell.training_sets
+    seen: bool | None = False  # dev, test and unknown lemmas are never trained on
+    if cell.split == "train":
+        recorded = served.training_set in lexicon.training_sets
+        seen = served.training_set in cell.training_sets if recorded else None
     return InflectionReference(
         forms=None if cell.forms is None else list(cell.forms),
         split=cell.split,
         correct=None if cell.forms is None else matches_reference(best, cell.forms),
         seen_in_training=seen,
-        meaning=INFLECTION_MEANINGS[(cell.split, seen if cell.split == "train" else False)],
+        meaning=INFLECTION_MEANINGS[(cell.split, seen)],
     )
 
 
@@ -321,14 +324,23 @@ def translation_reference(
     )
 
 
-def inflect(registry: ModelRegistry, request: InflectRequest) -> InflectResponse:
+def inflect(
+    registry: ModelRegistry, request: InflectRequest, check: Callable[[], None] | None = None
+) -> InflectResponse:
+    """`check` is called between decoding steps and raises to stop (see app.compute)."""
     served = served_model(registry, "inflection", request.alpha)
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Inflector)
     try:
         trace = served.runner.inflect(
-            request.lemma, request.language, request.features, request.beam_width, alpha, alpha
+            request.lemma,
+            request.language,
+            request.features,
+            request.beam_width,
+            alpha,
+            alpha,
+            check,
         )
     except InvalidInflectionInput as exc:
         raise InvalidSeq2SeqInput(str(exc)) from exc
@@ -357,14 +369,17 @@ def check_readable(translator: Translator, text: str) -> None:
         )
 
 
-def translate(registry: ModelRegistry, request: TranslateRequest) -> TranslateResponse:
+def translate(
+    registry: ModelRegistry, request: TranslateRequest, check: Callable[[], None] | None = None
+) -> TranslateResponse:
+    """`check` as in `inflect`."""
     served = served_model(registry, "translation", request.alpha)
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Translator)
     check_readable(served.runner, request.text)
     try:
-        trace = served.runner.translate(request.text, request.beam_width, alpha, alpha)
+        trace = served.runner.translate(request.text, request.beam_width, alpha, alpha, check)
     except InvalidTranslationInput as exc:
         raise InvalidSeq2SeqInput(str(exc)) from exc
     reference = translation_reference(registry, request.text, trace.hypotheses[0].text)
@@ -442,20 +457,29 @@ def cached_default(
 HEATMAP_CELL_PX = 26
 LABEL_CHAR = 0.32  # width of one label character, in heatmap cells
 OUTPUT_SHOWN = 8  # output entries drawn per step card (the response keeps up to 20)
+# What a reader can take in; the rest is summarised in a sentence (the JSON has every number).
+# Without these caps a 30-word sentence with beam 16 drew 140 × 237 cells: a 7 MB fragment.
+HEATMAP_MAX_ROWS = 48  # output tokens
+HEATMAP_MAX_COLUMNS = 48  # source tokens
+STEP_CARDS_SHOWN = 40
 
 
 def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
     """The attention heatmap's layout in cell units: rows are output steps, columns source
-    tokens; a nonzero weight gets a tint of at least 0.12 so it never looks like an exact 0."""
-    source_chars = max((len(token) for token in response.source_tokens), default=1)
-    output_chars = max((len(step.token) for step in response.steps), default=1)
+    tokens; a nonzero weight gets a tint of at least 0.12 so it never looks like an exact 0.
+    At most HEATMAP_MAX_ROWS × HEATMAP_MAX_COLUMNS cells; `hidden_rows` and `hidden_columns`
+    count what is left out."""
+    source_tokens = response.source_tokens[:HEATMAP_MAX_COLUMNS]
+    shown_steps = response.steps[:HEATMAP_MAX_ROWS]
+    source_chars = max((len(token) for token in source_tokens), default=1)
+    output_chars = max((len(step.token) for step in shown_steps), default=1)
     left = LABEL_CHAR * output_chars + 0.5
     top = LABEL_CHAR * 0.87 * source_chars + 0.5  # column labels are turned 60°
-    width = left + len(response.source_tokens) + LABEL_CHAR * 0.5 * source_chars + 0.3
-    height = top + len(response.steps) + 0.1
+    width = left + len(source_tokens) + LABEL_CHAR * 0.5 * source_chars + 0.3
+    height = top + len(shown_steps) + 0.1
     columns = [
         {"token": token, "x": left + col + 0.5, "y": top - 0.2}
-        for col, token in enumerate(response.source_tokens)
+        for col, token in enumerate(source_tokens)
     ]
     rows = [
         {
@@ -464,16 +488,16 @@ def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
             "y": top + row + 0.5,
             "cells": [
                 {
-                    "source": response.source_tokens[col],
+                    "source": source_tokens[col],
                     "x": left + col + 0.04,
                     "y": top + row + 0.04,
                     "p": p,
                     "opacity": round(0.12 + 0.88 * p, 3),
                 }
-                for col, p in enumerate(step.attention)
+                for col, p in enumerate(step.attention[:HEATMAP_MAX_COLUMNS])
             ],
         }
-        for row, step in enumerate(response.steps)
+        for row, step in enumerate(shown_steps)
     ]
     return {
         "id": f"s2s-{uuid.uuid4().hex[:8]}",
@@ -482,6 +506,8 @@ def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
         "width_px": round(width * HEATMAP_CELL_PX),
         "columns": columns,
         "rows": rows,
+        "hidden_rows": len(response.steps) - len(shown_steps),
+        "hidden_columns": len(response.source_tokens) - len(source_tokens),
     }
 
 
@@ -525,7 +551,8 @@ def result_view(
                     "shown": step.output[:OUTPUT_SHOWN],
                     "more": step.support_size - len(step.output[:OUTPUT_SHOWN]),
                 }
-                for step in steps
+                for step in steps[:STEP_CARDS_SHOWN]
             ],
+            "hidden_steps": max(0, len(steps) - STEP_CARDS_SHOWN),
         }
     }

@@ -25,13 +25,15 @@ import torch
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from app import seq2seq_service
 from app.main import ROOT, create_app
-from models.checkpoints import read_manifest, save_checkpoint
+from models import references
+from models.checkpoints import read_manifest, save_checkpoint, update_manifest
 from models.seq2seq import Config, Seq2Seq
 from models.tasks.inflection import VOCAB_FILE, InflectionVocab, language_tables, lemma_split
-from models.tasks.translation import load_tokenizers, source_split, tokenizer_path
+from models.tasks.translation import load_tokenizers, tokenizer_path
 
 CHECKPOINTS = ROOT / "checkpoints"
 GOLDEN = Path(__file__).parent / "golden"
@@ -42,10 +44,15 @@ SENTENCE = {"text": "Could not open the file."}
 
 
 def copy_vocabularies(target: Path) -> None:
+    """The shipped vocabularies and reference files (with their manifest entries)."""
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy(CHECKPOINTS / VOCAB_FILE, target / VOCAB_FILE)
     for language in ("en", "de"):
         shutil.copy(tokenizer_path(language), tokenizer_path(language, target))
+    shipped = read_manifest(CHECKPOINTS)
+    for name in references.NAMES.values():
+        shutil.copy(CHECKPOINTS / shipped[name]["file"], target / shipped[name]["file"])
+        update_manifest(target, name, shipped[name])
 
 
 def write_tiny_checkpoints(target: Path) -> None:
@@ -63,6 +70,8 @@ def write_tiny_checkpoints(target: Path) -> None:
             config = Config(src_vocab, tgt_vocab, emb_dim=16, hidden=32, dropout=0.0)
             config.attn_alpha = config.out_alpha = alpha
             entry = {"family": "seq2seq", "task": task, "config": asdict(config)}
+            if task == "inflection" and alpha == 1.5:
+                entry["data"] = {"setting": "high"}  # says which cells it "saw" (see below)
             save_checkpoint(Seq2Seq(config), f"{TASK_PREFIX[task]}{alpha:g}", entry, target)
 
 
@@ -380,10 +389,14 @@ def test_options_list_languages_cells_alphas_and_examples(api: TestClient) -> No
     assert options["beam_width"] == [1, 16] and options["inference_alpha"] == [1.0, 2.0]
 
 
-def test_inflection_examples_are_held_out_and_show_their_case() -> None:
+def test_inflection_examples_are_in_the_splits_they_claim_and_show_their_case() -> None:
     examples = {e.lemma: e for e in seq2seq_service.INFLECTION_EXAMPLES}
-    assert all(lemma_split(e.language, e.lemma) == "test" for e in examples.values())
-    # irregular English verb, and a cell with two valid forms (lemminflect is the English source)
+    assert lemma_split("en", "go") == "train"
+    assert all(
+        lemma_split(e.language, e.lemma) == "test" for e in examples.values() if e.lemma != "go"
+    )
+    # irregular English verbs, and a cell with two valid forms (lemminflect is the English source)
+    assert lemminflect.getAllInflections("go", upos="VERB")["VBD"] == ("went",)
     assert lemminflect.getAllInflections("fight", upos="VERB")["VBD"] == ("fought",)
     assert set(lemminflect.getAllInflections("vertex", upos="NOUN")["NNS"]) == {
         "vertexes",
@@ -402,10 +415,182 @@ def test_inflection_examples_are_held_out_and_show_their_case() -> None:
         assert cell.forms == forms
 
 
-def test_translation_examples_come_from_the_test_split() -> None:
+def test_translation_examples_are_in_the_splits_they_claim() -> None:
+    corpus = references.load_reference(read_manifest(CHECKPOINTS)[references.NAMES["translation"]])
+    splits = {}
     for example in seq2seq_service.TRANSLATION_EXAMPLES:
-        assert source_split(example.text) == "test", example.text
+        found = corpus.lookup(example.text)
+        splits[example.label] = found.split if found else None
+    assert splits == {
+        "property name": "test",
+        "window size": "test",
+        "permission denied": "train",
+        "open the file (not in the corpus)": None,
+        "online accounts (12 words)": "test",
+    }
     assert any(len(e.text.split()) == 12 for e in seq2seq_service.TRANSLATION_EXAMPLES)
+
+
+# --- the verdict: the reference beside the answer ----------------------------------------------
+
+# (lemma, features, split, forms): one English lemma per split, a cell with two forms
+LEXICON_CASES = [
+    ("go", "V;PST", "train", ["went"]),
+    ("walk", "V;PST", "dev", ["walked"]),
+    ("fight", "V;PST", "test", ["fought"]),
+    ("vertex", "N;PL", "test", ["vertexes", "vertices"]),
+]
+
+
+@pytest.mark.parametrize(("lemma", "features", "split", "forms"), LEXICON_CASES)
+def test_inflect_answers_with_the_lexicon_forms_split_and_verdict(
+    api: TestClient, lemma: str, features: str, split: str, forms: list[str]
+) -> None:
+    body = {"lemma": lemma, "language": "en", "features": features, "alpha": 1}
+    result = post(api, "inflect", body)
+    reference = result["reference"]
+    assert (reference["split"], reference["forms"]) == (split, forms)
+    assert reference["correct"] == (result["hypotheses"][0]["text"] in forms)
+    # the α = 1 tiny model names no training set, so only held-out words are known unseen
+    seen = None if split == "train" else False
+    assert reference["seen_in_training"] is seen
+    assert reference["meaning"] == seq2seq_service.INFLECTION_MEANINGS[(split, seen)]
+
+
+@pytest.mark.parametrize(
+    ("lemma", "features", "seen"),
+    [("go", "V;PST", True), ("go", "V;V.PTCP;PST", False), ("fight", "V;PST", False)],
+)
+def test_seen_in_training_follows_the_models_own_training_set(
+    api: TestClient, lemma: str, features: str, seen: bool
+) -> None:
+    """The α = 1.5 tiny model's manifest entry says it trained on the high set, which holds
+    go's past but not its past participle (models/references.py records each set's cells)."""
+    body = {"lemma": lemma, "language": "en", "features": features, "alpha": 1.5}
+    reference = post(api, "inflect", body)["reference"]
+    assert reference["seen_in_training"] is seen
+    split = lemma_split("en", lemma)
+    assert reference["meaning"] == seq2seq_service.INFLECTION_MEANINGS[(split, seen)]
+
+
+def test_an_unknown_lemma_is_unseen_with_no_forms(api: TestClient) -> None:
+    reference = post(api, "inflect", {**SWIM, "lemma": "blorft"})["reference"]
+    assert reference == {
+        "forms": None,
+        "split": "unseen",
+        "correct": None,
+        "seen_in_training": False,
+        "meaning": seq2seq_service.INFLECTION_MEANINGS[("unseen", False)],
+    }
+    lower_case = {"lemma": "haus", "language": "de", "features": "N;NOM;PL"}
+    assert post(api, "inflect", lower_case)["reference"]["split"] == "unseen"  # German: Haus
+
+
+def test_a_known_lemma_without_the_cell_has_a_split_but_no_forms(api: TestClient) -> None:
+    reference = post(api, "inflect", {**SWIM, "lemma": "go", "features": "ADJ;CMPR"})["reference"]
+    assert (reference["split"], reference["forms"], reference["correct"]) == ("train", None, None)
+
+
+# (sentence as typed, split, corpus translation)
+CORPUS_CASES = [
+    ("Permission denied", "train", "Keine Berechtigung"),
+    ("3 Stars", "dev", "3 Sterne"),
+    ("The name of the property", "test", "Der Name der Eigenschaft"),
+    ("  Permission   denied: ", "train", "Keine Berechtigung"),  # normalised as the corpus is
+]
+
+
+@pytest.mark.parametrize(("text", "split", "target"), CORPUS_CASES)
+def test_translate_answers_with_the_corpus_translation_and_verdict(
+    api: TestClient, text: str, split: str, target: str
+) -> None:
+    result = post(api, "translate", {"text": text})
+    best = " ".join(result["hypotheses"][0]["text"].split())
+    assert result["reference"] == {
+        "text": target,
+        "split": split,
+        "correct": best == target,
+        "meaning": seq2seq_service.TRANSLATION_MEANINGS[split],
+    }
+
+
+def test_a_sentence_outside_the_corpus_has_no_reference(api: TestClient) -> None:
+    assert post(api, "translate", SENTENCE)["reference"] is None
+    assert post(api, "translate", {"text": "Open a new window"})["reference"] is None
+
+
+def test_without_a_reference_file_the_answer_still_comes(tiny_dir: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    shutil.copytree(tiny_dir, bare)
+    manifest = read_manifest(bare)
+    for name in references.NAMES.values():
+        (bare / manifest.pop(name)["file"]).unlink()
+    (bare / "manifest.json").write_text(json.dumps(manifest))
+    with TestClient(create_app(checkpoint_dir=bare)) as client:
+        assert post(client, "inflect", SWIM)["reference"] is None
+        html = client.post("/api/seq2seq/inflect", json=SWIM, headers={"HX-Request": "true"}).text
+        assert "the lexicon file is not loaded" in html
+
+
+def test_a_corrupt_reference_file_is_unavailable_not_trusted(
+    tiny_dir: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken-reference"
+    shutil.copytree(tiny_dir, broken)
+    name = references.NAMES["inflection"]
+    path = broken / read_manifest(broken)[name]["file"]
+    path.write_bytes(path.read_bytes()[:-16] + bytes(16))
+    with TestClient(create_app(checkpoint_dir=broken)) as client:
+        assert post(client, "inflect", SWIM)["reference"] is None
+        readiness = client.get("/readyz")
+        assert readiness.status_code == 503
+        assert "does not match its manifest entry" in readiness.json()["unavailable"][name]
+
+
+def verdict_block(html: str) -> str:
+    start = html.index("data-s2s-verdict")
+    return html[start : html.index("</div>", start)]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("inflect", {**SWIM, "lemma": "go"}),
+        ("inflect", {**SWIM, "lemma": "blorft"}),
+        ("translate", {"text": "The name of the property"}),
+        ("translate", SENTENCE),
+    ],
+)
+def test_the_fragment_shows_the_same_verdict_as_the_json(
+    api: TestClient, path: str, body: dict
+) -> None:
+    result = post(api, path, body)
+    html = api.post(f"/api/seq2seq/{path}", json=body, headers={"HX-Request": "true"}).text
+    block = verdict_block(html)
+    reference = result["reference"]
+    if reference is None:
+        assert 'data-correct="none"' in block and "not in our corpus" in block
+        return
+    correct = reference["correct"]
+    expected = "none" if correct is None else str(correct).lower()
+    assert f'data-correct="{expected}"' in block
+    assert f'data-split="{reference["split"]}"' in block
+    assert escape(reference["meaning"]) in block
+    if correct is not None:
+        assert ("✓" in block) is correct and ("✗" in block) is not correct
+    answers = reference["forms"] if path == "inflect" else [reference["text"]]
+    for answer in answers or []:
+        assert escape(answer) in block
+
+
+def test_the_n_best_marks_every_answer_the_reference_accepts(api: TestClient) -> None:
+    body = {"lemma": "vertex", "language": "en", "features": "N;PL", "beam_width": 16}
+    result = post(api, "inflect", body)
+    html = api.post("/api/seq2seq/inflect", json=body, headers={"HX-Request": "true"}).text
+    nbest = html[html.index("s2s-nbest-list") : html.index("</ol>", html.index("s2s-nbest-list"))]
+    valid = sum(h["text"] in result["reference"]["forms"] for h in result["hypotheses"])
+    assert nbest.count('aria-label="right"') == valid
+    assert nbest.count('aria-label="wrong"') == (not result["reference"]["correct"])
 
 
 # --- htmx fragments and the page -----------------------------------------------------------
@@ -450,8 +635,27 @@ def test_the_page_renders_both_widgets_with_a_first_figure(api: TestClient) -> N
         assert f'data-endpoint="/api/seq2seq/{endpoint}"' in block
         assert "data-s2s-result" in block and "s2s-heatmap-svg" in block
         assert "inference-time α" in block and "Compare α = 1, 1.5, 2" in block
-    assert 'value="fight"' in html  # the default inflection example
+    assert 'value="go"' in html  # the default inflection example
     assert "The name of the property</textarea>" in html
+
+
+def test_each_example_button_carries_its_answers_verdict(api: TestClient) -> None:
+    html = api.get("/papers/sparse-seq2seq").text
+    widgets = (
+        ("seq2seq-inflect", "inflect", seq2seq_service.INFLECTION_EXAMPLES),
+        ("seq2seq-translate", "translate", seq2seq_service.TRANSLATION_EXAMPLES),
+    )
+    for widget, path, examples in widgets:
+        start = html.index(f'id="{widget}"')
+        block = html[start : html.index("</figure>", start)]
+        buttons = block[block.index('class="s2s-examples"') :].split("</button>")[:-1]
+        assert len(buttons) == len(examples)
+        for button, example in zip(buttons, examples, strict=True):
+            body = example.model_dump(include={"lemma", "language", "features", "text"})
+            reference = post(api, path, {**body, "alpha": 1.5})["reference"]
+            correct = None if reference is None else reference["correct"]
+            assert ('aria-label="right"' in button) is (correct is True), button
+            assert ('aria-label="wrong"' in button) is (correct is False), button
 
 
 # --- golden contracts ------------------------------------------------------------------------
@@ -475,7 +679,7 @@ GOLDEN_REQUESTS = {
     "seq2seq_translate": (
         "post",
         "/api/seq2seq/translate",
-        {**SENTENCE, "alpha": 2, "inference_alpha": 1.7},
+        {"text": "The name of the property", "alpha": 2, "inference_alpha": 1.7},
     ),
     "seq2seq_options": ("get", "/api/seq2seq/options", None),
 }
@@ -527,6 +731,27 @@ class TestShippedCheckpoints:
                 exact += 1
                 assert math.isclose(result["covered_mass"], 1, abs_tol=1e-4)
         assert exact >= 1  # the widget's "exact search" badge has something to show
+
+    def test_the_verdict_on_trained_models(self, shipped: TestClient) -> None:
+        walk = post(shipped, "inflect", {**SWIM, "lemma": "walk"})
+        assert walk["hypotheses"][0]["text"] == "walked" and walk["reference"]["correct"] is True
+        fight = post(shipped, "inflect", {**SWIM, "lemma": "fight"})["reference"]
+        assert (fight["split"], fight["forms"], fight["correct"]) == ("test", ["fought"], False)
+
+    def test_the_default_examples_show_a_right_and_a_wrong_answer(
+        self, shipped: TestClient
+    ) -> None:
+        """What each widget's example buttons show on first render (the default α)."""
+        for path, examples in (
+            ("inflect", seq2seq_service.INFLECTION_EXAMPLES),
+            ("translate", seq2seq_service.TRANSLATION_EXAMPLES),
+        ):
+            verdicts = set()
+            for example in examples:
+                body = example.model_dump(include={"lemma", "language", "features", "text"})
+                reference = post(shipped, path, body)["reference"]
+                verdicts.add(None if reference is None else reference["correct"])
+            assert {True, False} <= verdicts, path
 
     def test_sparser_alpha_means_smaller_output_support(self, shipped: TestClient) -> None:
         example = seq2seq_service.INFLECTION_EXAMPLES[0]
