@@ -165,8 +165,12 @@ def assert_sentence(response: httpx.Response, fragment: str) -> None:
 @pytest.mark.parametrize(("body", "fragment"), BAD_BODIES.values(), ids=BAD_BODIES.keys())
 def test_bad_input_is_a_422_sentence(api: TestClient, body: object, fragment: str) -> None:
     assert_sentence(api.post(URL, json=body), fragment)
-    # The fragment endpoint answers the same way: a sentence, never an HTML page.
-    assert_sentence(api.post(URL, json=body, headers=HX), fragment)
+    # The fragment endpoint answers a sentence too, never an HTML page, in the page's words
+    # (no JSON paths: "Score 2", not `scores[1]`).
+    from_page = api.post(URL, json=body, headers=HX)
+    words = fragment if "`" not in fragment else ""
+    assert_sentence(from_page, words)
+    assert "`" not in from_page.json()["detail"] or "`" in words
 
 
 @pytest.mark.parametrize(("raw", "fragment"), BAD_RAW_BODIES.values(), ids=BAD_RAW_BODIES.keys())

@@ -9,10 +9,16 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from app.assets import page_assets
-from app.content import ContentLibrary, render_body
+from app.content import ContentLibrary, Paper, WidgetCall, WidgetRenderer, render_body
 from app.widgets import widget_needs
 
 router = APIRouter()
+
+# Figures that run a model; the first one on a page is what "Skip to the live model" reaches.
+LIVE_WIDGETS = frozenset(
+    {"pointer-board", "entmax-playground", "seq2seq-inflect", "seq2seq-translate"}
+)
+LIVE_ANCHOR = "live-model"
 
 
 def get_and_head(path: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -49,7 +55,8 @@ def paper_page(request: Request, slug: str) -> HTMLResponse:
     paper = _library(request).get(slug)
     if paper is None:
         raise HTTPException(status_code=404, detail=f"No paper called “{slug}”.")
-    body = render_body(paper, request.app.state.render_widget)
+    live = first_live_widget(paper)
+    body = render_body(paper, anchored(request.app.state.render_widget, live))
     return request.app.state.templates.TemplateResponse(
         request,
         "paper.html",
@@ -58,5 +65,22 @@ def paper_page(request: Request, slug: str) -> HTMLResponse:
             "meta": paper.meta,
             "body": body,
             "assets": page_assets(widget_needs(paper.widgets)),
+            "live_anchor": LIVE_ANCHOR if live is not None else None,
         },
     )
+
+
+def first_live_widget(paper: Paper) -> WidgetCall | None:
+    return next((call for call in paper.widgets if call.name in LIVE_WIDGETS), None)
+
+
+def anchored(render: WidgetRenderer, target: WidgetCall | None) -> WidgetRenderer:
+    """`render`, with the skip link's target placed just before the first live figure."""
+
+    def render_with_anchor(call: WidgetCall) -> str:
+        html = render(call)
+        if call is target:
+            return f'<div id="{LIVE_ANCHOR}" class="live-anchor" tabindex="-1"></div>{html}'
+        return html
+
+    return render_with_anchor

@@ -41,7 +41,10 @@ function trackTableOfContents() {
   function update() {
     if (pinned) {
       const top = pinned.getBoundingClientRect().top;
-      if (top >= -2 && top < window.innerHeight) return;
+      if (top >= -2 && top < window.innerHeight) {
+        setCurrent(pinned.id);
+        return;
+      }
       pinned = null;
     }
     // The current section is the last heading above the reading line.
