@@ -384,7 +384,9 @@ def _sparsity_row(label: str, alpha: float, result: dict) -> list[str]:
         label,
         f"{alpha:g}",
         f"{sum(r['attention_support'] for r in records) / steps:.2f} of "
-        f"{sum(r['source_len'] * r['steps'] for r in records) / steps:.1f}",  # per step too
+        # per step too, and to the same precision: softmax attends to every source position,
+        # and its row must read "13.65 of 13.65", not "13.65 of 13.6"
+        f"{sum(r['source_len'] * r['steps'] for r in records) / steps:.2f}",
         f"{sum(r['output_support'] for r in records) / steps:,.2f} of {result['vocab_size']:,}",
         _percent(statistics.mean(r["single"] for r in records)),
         _percent(statistics.mean(r["exact"] for r in records)),

@@ -29,12 +29,27 @@ def test_sparsity_row_averages_per_step_and_per_input() -> None:
     assert row == [
         "inflection (high)",
         "1.5",
-        "1.00 of 4.0",
+        "1.00 of 4.00",
         "3.00 of 86",
         "33.3%",
         "66.7%",
         "0.0% of 1",  # the one ambiguous cell kept more than one sequence
     ]
+
+
+def test_a_dense_attention_support_equals_the_source_length_as_printed() -> None:
+    # softmax attends to every position: support and length are the same per-step average
+    records = [
+        {
+            **record(False, False, steps=steps),
+            "source_len": length,
+            "attention_support": steps * length,
+        }
+        for steps, length in [(13, 13), (20, 14), (7, 12)]
+    ]
+    row = ev._sparsity_row("translation EN→DE", 1, {"records": records, "vocab_size": 4000})
+    support, length = row[2].split(" of ")
+    assert support == length, row[2]
 
 
 def test_ambiguous_column_is_a_dash_without_such_cells() -> None:
