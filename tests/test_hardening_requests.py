@@ -500,3 +500,27 @@ def test_a_whole_number_written_as_a_float_is_an_integer(client: TestClient) -> 
     for bad in (3.5, "3", True):
         refused = client.post("/api/pointer/sort", json={**body, "beam_width": bad})
         assert refused.status_code == 422, bad
+
+
+# ---- response size: what a reader can see, the rest summarised ----
+
+
+def test_the_largest_translation_fragment_stays_under_a_megabyte(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """30 five-letter nonsense words (200 characters) with beam 16: the tokenizer cuts them
+    into ~140 pieces and α = 1 decodes ~240 steps; drawn whole that was a 7 MB fragment."""
+    monkeypatch.setenv("PAPERTRACE_COMPUTE_DEADLINE_S", "60")
+    monkeypatch.setenv("PAPERTRACE_RATE_LIMIT", "0")
+    words = ["qzxkv", "wjrtp", "mbfhy", "gdlsn", "ckupe", "vyoaz"]
+    text = " ".join(words[i % len(words)] + "abcdef"[i % 6] for i in range(30))[:200]
+    with TestClient(create_app(FIXTURE_CONTENT)) as client:
+        if client.app.state.registry.unavailable_reason("seq2seq-translate-a1") is not None:
+            pytest.skip("the α = 1 translation checkpoint is not installed")
+        body = {"text": text, "beam_width": 16, "alpha": 1.0}
+        fragment = client.post("/api/seq2seq/translate", json=body, headers={"HX-Request": "true"})
+        full = client.post("/api/seq2seq/translate", json=body).json()
+    assert fragment.status_code == 200
+    assert len(fragment.content) < 1_000_000
+    if len(full["steps"]) > 48 or len(full["source_tokens"]) > 48:
+        assert "the JSON answer" in fragment.text and "shows the first 48" in fragment.text

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from app import seq2seq_service as service
+from app.compute import Budget, ComputeBudget, model_call, text_cost
 from app.schemas.seq2seq import (
     InflectRequest,
     InflectResponse,
@@ -30,17 +31,29 @@ RequestT = TypeVar("RequestT", InflectRequest, TranslateRequest)
 
 ERRORS = {
     422: {"description": "A sentence saying what to change in the request"},
-    503: {"description": "The model for this α is not trained yet or its checkpoint is broken"},
+    429: {
+        "description": "Over this address's rate; a request costs more the longer the text "
+        "and the wider the beam. Wait `Retry-After` seconds."
+    },
+    503: {
+        "description": "The model for this α is not trained yet or its checkpoint is broken, "
+        "the worker is busy (`Retry-After` says when to try again), or the decode passed its "
+        "time limit"
+    },
 }
 
 
 def run_or_explain(
-    run: Callable[[ModelRegistry, RequestT], Seq2SeqResponse],
+    run: Callable[[ModelRegistry, RequestT, Callable[[], None]], Seq2SeqResponse],
+    request: Request,
     registry: ModelRegistry,
     payload: RequestT,
+    budget: Budget,
 ) -> Seq2SeqResponse:
+    text = payload.text if isinstance(payload, TranslateRequest) else payload.lemma
     try:
-        return run(registry, payload)
+        with model_call(request, budget, text_cost(len(text), payload.beam_width)):
+            return run(registry, payload, budget.check)
     except service.InvalidSeq2SeqInput as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
     except ModelUnavailable as exc:
@@ -61,21 +74,21 @@ def respond(request: Request, response: Seq2SeqResponse) -> Seq2SeqResponse | HT
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
 def inflect(
-    request: Request, payload: InflectRequest, registry: Registry
+    request: Request, payload: InflectRequest, registry: Registry, budget: ComputeBudget
 ) -> Seq2SeqResponse | HTMLResponse:
     """Inflect a lemma: the n-best forms and, per output character, attention and output
     distributions with their support sizes; beside them the lexicon's forms for the cell, the
     lemma's split and whether the best form is right."""
-    return respond(request, run_or_explain(service.inflect, registry, payload))
+    return respond(request, run_or_explain(service.inflect, request, registry, payload, budget))
 
 
 @router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
 def translate(
-    request: Request, payload: TranslateRequest, registry: Registry
+    request: Request, payload: TranslateRequest, registry: Registry, budget: ComputeBudget
 ) -> Seq2SeqResponse | HTMLResponse:
     """Translate an English sentence to German: the n-best and the per-subword trace; when the
     sentence is in the corpus, its translation there, its split and whether the best matches."""
-    return respond(request, run_or_explain(service.translate, registry, payload))
+    return respond(request, run_or_explain(service.translate, request, registry, payload, budget))
 
 
 @router.get("/options", response_model=OptionsResponse)
