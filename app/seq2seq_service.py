@@ -117,9 +117,10 @@ INFLECTION_MEANINGS: dict[tuple[str, bool | None], str] = {
     ("train", True): "seen in training: this very cell was one of the model's training examples",
     ("train", False): "training split, but this cell was not in the model's training sample: "
     "it never saw this form",
-    ("train", None): "training split: the model was trained on a sample of these words' cells",
-    ("dev", False): "held out (development split): the model never saw this word; it only "
-    "tracked training",
+    ("train", None): "training split, but the reference file does not record whether this "
+    "model trained on this very cell",
+    ("dev", False): "held out (development split): the model never saw this word; this split "
+    "only tracked training",
     ("test", False): "held out: the model never saw this word — this is the paper's test condition",
     ("unseen", False): "not in our lexicon: there is no reference form to check the answer against",
 }
@@ -295,15 +296,16 @@ def inflection_reference(
     if not isinstance(lexicon, InflectionLexicon):
         return None
     cell = lexicon.lookup(request.language, request.lemma, request.features)
-    seen = None
-    if served.training_set in lexicon.training_sets:
-        seen = served.training_set in cell.training_sets
+    seen: bool | None = False  # dev, test and unknown lemmas are never trained on
+    if cell.split == "train":
+        recorded = served.training_set in lexicon.training_sets
+        seen = served.training_set in cell.training_sets if recorded else None
     return InflectionReference(
         forms=None if cell.forms is None else list(cell.forms),
         split=cell.split,
         correct=None if cell.forms is None else matches_reference(best, cell.forms),
         seen_in_training=seen,
-        meaning=INFLECTION_MEANINGS[(cell.split, seen if cell.split == "train" else False)],
+        meaning=INFLECTION_MEANINGS[(cell.split, seen)],
     )
 
 
