@@ -1,0 +1,140 @@
+"""Entmax paths the older tests never reached, through the public API only (so they hold for any
+implementation behind it):
+
+- the gradient w.r.t. the scores when α = 1 is given as a tensor (alone, or per row next to
+  other α values);
+- every backward pass on rows longer than 64 entries, where the forward pass pools the scores
+  before solving (gradcheck elsewhere uses rows of 8 and 30).
+
+Gradients are checked against torch's own softmax, the reference `entmax` package, and finite
+differences, on each backend the public functions can use (the compiled kernels and torch).
+"""
+
+from __future__ import annotations
+
+import entmax as reference
+import pytest
+import torch
+
+from models import entmax as entmax_module
+from models.entmax import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss
+
+LONG = [65, 100, 300, 1000]  # past the 64 entries up to which rows are solved whole
+
+
+@pytest.fixture(autouse=True, params=["torch", "compiled"])
+def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    try:
+        previous = entmax_module.set_backend(request.param)
+    except ValueError as missing:  # the compiled kernels need numba
+        pytest.skip(str(missing))
+    yield request.param
+    entmax_module.set_backend(previous)
+
+
+def grads(fn, *inputs: torch.Tensor, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """Gradients of <fn(*inputs), w> for a fixed random w, w.r.t. every input."""
+    leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+    out = fn(*leaves)
+    w = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(seed))
+    return torch.autograd.grad((out * w).sum(), leaves)
+
+
+# ---- α = 1 as a tensor ----
+
+
+@pytest.mark.parametrize("alpha_requires_grad", [False, True])
+def test_gradient_at_alpha_one_as_a_tensor_is_softmax_gradient(alpha_requires_grad: bool) -> None:
+    x = torch.randn(4, 9, dtype=torch.float64) * 3
+    alpha = torch.tensor(1.0, dtype=torch.float64, requires_grad=alpha_requires_grad)
+    (ours,) = grads(lambda z: entmax(z, alpha), x)
+    (expected,) = grads(lambda z: torch.softmax(z, -1), x)
+    torch.testing.assert_close(ours, expected, atol=1e-12, rtol=1e-10)
+    (as_float,) = grads(lambda z: entmax(z, 1.0), x)
+    torch.testing.assert_close(as_float, expected, atol=1e-12, rtol=1e-10)
+
+
+def test_gradient_of_softmax_rows_in_a_per_row_alpha_batch() -> None:
+    x = torch.randn(4, 12, dtype=torch.float64) * 2
+    alpha = torch.tensor([[1.0], [1.5], [1.0], [2.0]], dtype=torch.float64)
+    (ours,) = grads(lambda z: entmax(z, alpha), x)
+    (soft,) = grads(lambda z: torch.softmax(z, -1), x)
+    torch.testing.assert_close(ours[[0, 2]], soft[[0, 2]], atol=1e-12, rtol=1e-10)
+    (e15,) = grads(lambda z: reference.entmax15(z, dim=-1), x)
+    (sp,) = grads(lambda z: reference.sparsemax(z, dim=-1), x)
+    torch.testing.assert_close(ours[1], e15[1], atol=1e-10, rtol=1e-8)
+    torch.testing.assert_close(ours[3], sp[3], atol=1e-10, rtol=1e-8)
+
+
+def test_gradcheck_at_alpha_one_as_a_tensor() -> None:
+    x = torch.randn(3, 7, dtype=torch.float64, requires_grad=True)
+    alpha = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    # α stays a tensor at exactly 1 (finite differences in α would leave the domain α ≥ 1)
+    assert torch.autograd.gradcheck(lambda z: entmax(z, alpha), (x,))
+
+
+# ---- long rows ----
+
+
+def long_scores(d: int, seed: int) -> torch.Tensor:
+    """Rows with a clear head (a few large scores) and a long tail, like trained logits."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, d, dtype=torch.float64, generator=g)
+    x[:, : d // 20 + 2] += 3 * torch.rand(3, d // 20 + 2, dtype=torch.float64, generator=g)
+    return x[:, torch.randperm(d, generator=g)]
+
+
+@pytest.mark.parametrize("d", LONG)
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (sparsemax, lambda z: reference.sparsemax(z, dim=-1)),
+        (entmax15, lambda z: reference.entmax15(z, dim=-1)),
+        (lambda z: entmax(z, 1.3), lambda z: reference.entmax_bisect(z, 1.3, n_iter=60)),
+        (lambda z: entmax(z, 2.5), lambda z: reference.entmax_bisect(z, 2.5, n_iter=60)),
+    ],
+    ids=["sparsemax", "entmax15", "alpha1.3", "alpha2.5"],
+)
+def test_long_row_score_gradients_match_the_reference(d: int, ours, theirs) -> None:  # type: ignore[no-untyped-def]
+    x = long_scores(d, seed=d)
+    p = ours(x)
+    assert ((p > 0).sum(-1) < d).all()  # sparse rows: the pooled path has work to do
+    torch.testing.assert_close(grads(ours, x)[0], grads(theirs, x)[0], atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("d", LONG)
+def test_long_row_alpha_tensor_gradients_match_the_reference(d: int) -> None:
+    x = long_scores(d, seed=d + 1)
+    alpha = torch.tensor([[1.2], [1.6], [2.2]], dtype=torch.float64)
+    ours = grads(lambda z, a: entmax(z, a), x, alpha)
+    theirs = grads(lambda z, a: reference.entmax_bisect(z, a, n_iter=60), x, alpha)
+    torch.testing.assert_close(ours[0], theirs[0], atol=1e-9, rtol=1e-7)
+    torch.testing.assert_close(ours[1], theirs[1], atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("d", [80])
+def test_gradcheck_on_long_rows(d: int) -> None:
+    x = long_scores(d, seed=7).requires_grad_(True)
+    alpha = torch.tensor([[1.4], [1.5], [2.0]], dtype=torch.float64, requires_grad=True)
+    for fn in (sparsemax, entmax15, lambda z: entmax(z, 1.75)):
+        assert torch.autograd.gradcheck(fn, (x,), atol=1e-6)
+    assert torch.autograd.gradcheck(lambda z, a: entmax(z, a), (x, alpha), atol=1e-6)
+
+
+@pytest.mark.parametrize("d", LONG)
+def test_long_row_loss_gradients_match_the_reference(d: int) -> None:
+    x = long_scores(d, seed=d + 2)
+    y = torch.tensor([0, d // 2, d - 1])
+    cases = [
+        (sparsemax_loss, reference.SparsemaxLoss(reduction="none")),
+        (entmax15_loss, reference.Entmax15Loss(reduction="none")),
+    ]
+    for ours, theirs in cases:
+        expected = grads(lambda z, loss=theirs: loss(z, y), x)[0]
+        got = grads(lambda z, loss=ours: loss(z, y, reduction="none"), x)[0]
+        torch.testing.assert_close(got, expected, atol=1e-9, rtol=1e-7)
+    ours_alpha = grads(lambda z: entmax_loss(z, y, 1.3, reduction="none"), x)[0]
+    theirs_alpha = reference.EntmaxBisectLoss(alpha=1.3, n_iter=60, reduction="none")
+    torch.testing.assert_close(
+        ours_alpha, grads(lambda z: theirs_alpha(z, y), x)[0], atol=1e-9, rtol=1e-7
+    )
