@@ -140,10 +140,10 @@ def model_call(request: Request, budget: Budget, cost: int) -> Iterator[Budget]:
             raise HTTPException(stop.status, stop.detail) from stop
 
 
-def pointer_cost(inputs: int, beam_width: int) -> int:
-    """Tokens for a pointer decode over `inputs` points or values with `beam_width`
-    hypotheses (1 for greedy)."""
-    return max(1, math.ceil(inputs * beam_width / POINTER_WORK_PER_TOKEN))
+def pointer_cost(inputs: int, hypotheses: int) -> int:
+    """Tokens for a pointer decode over `inputs` points or values carrying `hypotheses`
+    outputs at once (1 greedy, the beam width, or the number of samples)."""
+    return max(1, math.ceil(inputs * hypotheses / POINTER_WORK_PER_TOKEN))
 
 
 def text_cost(chars: int, beam_width: int) -> int:

@@ -47,16 +47,14 @@ class DecodeOptions(BaseModel):
         le=MAX_BEAM_WIDTH,
         description="hypotheses kept by beam search (beam only)",
     )
-    samples: int = Field(
+    samples: JsonInt = Field(
         64,
-        strict=True,
         ge=1,
         le=MAX_SAMPLES,
         description="outputs drawn by the sample decoder (sample only)",
     )
-    seed: int = Field(
+    seed: JsonInt = Field(
         0,
-        strict=True,
         ge=0,
         le=MAX_SEED,
         description="random seed of the sample decoder: the same seed draws the same samples",
