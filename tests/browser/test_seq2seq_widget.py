@@ -94,6 +94,35 @@ def test_dragging_alpha_from_1_to_2_makes_the_output_support_fall(
     tracked_page.assert_clean()
 
 
+def test_typing_go_with_the_past_tense_shows_the_verdict(tracked_page: TrackedPage) -> None:
+    widget = open_widget(tracked_page, INFLECT)
+    widget.locator("input[name=lemma]").fill("fight")
+    wait_for_figure(widget, "1.5", "<en><V><PST>fight")
+    widget.locator("input[name=lemma]").fill("go")
+    widget.locator("select[name=features]").select_option("V;PST")
+    result = wait_for_figure(widget, "1.5", "<en><V><PST>go")
+    verdict = result.locator("[data-s2s-verdict]")
+    expect(verdict).to_be_visible()
+    expect(verdict).to_have_attribute("data-split", "train")
+    expect(verdict.locator(".s2s-reference")).to_have_text("went")
+    best = result.locator(".s2s-best .s2s-hyp-text").inner_text()
+    mark = "✓" if best.startswith("went") else "✗"
+    expect(verdict.locator(".s2s-verdict-line")).to_contain_text(mark)
+    expect(verdict.locator(".s2s-split")).to_contain_text("training")
+    tracked_page.assert_clean()
+
+
+@pytest.mark.parametrize("selector", [INFLECT, TRANSLATE])
+def test_the_first_render_shows_a_right_and_a_wrong_answer(
+    tracked_page: TrackedPage, selector: str
+) -> None:
+    widget = open_widget(tracked_page, selector)
+    for mark in ("right", "wrong"):
+        expect(widget.locator(f".s2s-mark-{mark}").first).to_be_visible()
+    expect(figure(widget).locator("[data-s2s-verdict] .s2s-split")).to_be_visible()
+    tracked_page.assert_clean()
+
+
 def test_typing_a_sentence_draws_its_heatmap(tracked_page: TrackedPage) -> None:
     widget = open_widget(tracked_page, TRANSLATE)
     sentence = "Could not save the selected image."
