@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.entmax_figures import SIMPLEX_CORNERS, simplex_point
+from app.entmax_service import FAMILY_ALPHAS, family_figures
 from app.main import create_app
 from app.schemas.entmax import MAX_ABS_SCORE, MAX_SCORES
 
@@ -276,23 +278,31 @@ def test_playground_renders_a_real_default(deep_dive: str) -> None:
     assert '<script src="/static/js/entmax-playground.js" defer></script>' in deep_dive
 
 
-def test_family_figures_carry_the_servers_numbers(deep_dive: str) -> None:
+def test_family_figures_are_drawn_from_the_servers_numbers(deep_dive: str) -> None:
     assert 'data-widget="entmax-family-figures"' not in deep_dive
-    data = json_block(deep_dive, "data-entmax-family-data")
-    t = data["t"]
+    figures = family_figures()
+    t = figures.t
     assert t[0] == -3 and t[-1] == 3
-    by_label = {curve["label"]: curve for curve in data["curves"]}
-    assert len(by_label) == 5
-    softmax, sparsemax = by_label["α = 1 (softmax)"], by_label["α = 2 (sparsemax)"]
-    assert all(0 < p < 1 for p in softmax["p"])
-    for x, p in zip(t, sparsemax["p"], strict=True):
+    softmax, sparsemax = figures.curves[0], figures.curves[FAMILY_ALPHAS.index(2.0)]
+    assert all(0 < p < 1 for p in softmax.p_first)
+    for x, p in zip(t, sparsemax.p_first, strict=True):
         assert p == pytest.approx(min(max((x + 1) / 2, 0), 1), abs=1e-4)
-    assert sparsemax["saturatesAt"] == 1
-    for image in data["simplex"]:
-        assert len(image["p"]) == len(data["scores"]) == len(image["support"])
-        for p, size in zip(image["p"], image["support"], strict=True):
+    assert sparsemax.saturates_at == 1
+    for image in figures.simplex:
+        assert len(image.p) == len(figures.simplex_scores) == len(image.support)
+        for p, size in zip(image.p, image.support, strict=True):
             assert sum(p) == pytest.approx(1, abs=1e-3)
             assert size == sum(v > 0 for v in p) or min(p) < 1e-4  # rounding for the plot
-    supports = [set(image["support"]) for image in data["simplex"]]
+    supports = [set(image.support) for image in figures.simplex]
     assert supports[0] == {3} and 1 in supports[-1]
-    assert "/static/vendor/plotly-" in deep_dive
+    # drawn on the server: one polyline per α, one triangle per α, and no plotting library
+    assert deep_dive.count('<polyline class="entmax-line') == len(FAMILY_ALPHAS)
+    assert deep_dive.count('class="entmax-triangle"') == len(FAMILY_ALPHAS)
+    assert "/static/vendor/plotly-" not in deep_dive
+
+
+def test_the_simplex_puts_a_distribution_at_its_barycentre() -> None:
+    for corner, p in zip(SIMPLEX_CORNERS, ([1, 0, 0], [0, 1, 0], [0, 0, 1]), strict=True):
+        assert simplex_point(p) == pytest.approx(corner, abs=0.1)
+    middle = [sum(c[i] for c in SIMPLEX_CORNERS) / 3 for i in (0, 1)]
+    assert simplex_point([1 / 3, 1 / 3, 1 / 3]) == pytest.approx(middle, abs=0.1)

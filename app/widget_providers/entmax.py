@@ -1,8 +1,8 @@
-"""entmax-playground and entmax-family-figures: their server-rendered defaults and data blocks.
+"""entmax-playground and entmax-family-figures: their server-rendered defaults and figures.
 
 The playground's first render is a real result (the default sentence at α = 1.5); the family
-figures' numbers are computed here with models.entmax and handed to the page as one JSON data
-block, which static/js/entmax-family.js only draws.
+figures are computed here with models.entmax and drawn as SVG on the server
+(app/entmax_figures.py), so they need no script at all.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from app.entmax_figures import SIMPLEX_H, SIMPLEX_W, curve_figure, simplex_figures
 from app.entmax_service import compute_entmax, family_figures
 from app.schemas.entmax import EntmaxRequest
 from app.widgets import WidgetEnv, register_widget
@@ -84,40 +85,22 @@ def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict
     }
 
 
-@register_widget(
-    "entmax-family-figures",
-    needs={"plotly", "js/entmax-family.js", "css/entmax.css"},
-    pure=True,
-)
+@register_widget("entmax-family-figures", needs={"css/entmax.css"}, pure=True)
 def entmax_family_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
+    """Both figures drawn on the server as SVG: they read the same with or without script."""
     figures = family_figures()
     total = len(figures.simplex_scores)
+    labels = [alpha_label(image.alpha) for image in figures.simplex]
     counts_rows = [
         [alpha_label(image.alpha)]
         + [f"{image.counts[k]} ({100 * image.counts[k] / total:.0f}%)" for k in (3, 2, 1)]
         for image in figures.simplex
     ]
-    data = {
-        "t": figures.t,
-        "curves": [
-            {
-                "label": alpha_label(curve.alpha),
-                "alpha": curve.alpha,
-                "p": curve.p_first,
-                "saturatesAt": curve.saturates_at,
-            }
-            for curve in figures.curves
-        ],
-        "scores": figures.simplex_scores,
-        "simplex": [
-            {"label": alpha_label(image.alpha), "p": image.p, "support": image.support}
-            for image in figures.simplex
-        ],
-        "supportNames": {str(k): name for k, name in SUPPORT_NAMES.items()},
-    }
     return {
-        "data": data,
-        "panels": [alpha_label(image.alpha) for image in figures.simplex],
+        "curve": curve_figure(figures, [alpha_label(c.alpha) for c in figures.curves]),
+        "simplex": simplex_figures(figures, labels),
+        "simplex_size": (SIMPLEX_W, SIMPLEX_H),
+        "panels": labels,
         "counts_columns": ["α"] + [f"{name} ({k} nonzero)" for k, name in SUPPORT_NAMES.items()],
         "counts_rows": counts_rows,
         "grid_size": total,
