@@ -588,13 +588,15 @@ def warm_up() -> None:
         _kernels.warm_up()
 
 
+_KERNEL_DTYPES = (torch.float32, torch.float64)
+
+
 def _compiled(x: Tensor) -> bool:
     """Whether the kernels can take these rows: CPU, float32 or float64."""
-    return (
-        _backend == "compiled"
-        and x.device.type == "cpu"
-        and x.dtype in (torch.float32, torch.float64)
-    )
+    return _backend == "compiled" and x.is_cpu and x.dtype in _KERNEL_DTYPES
+
+
+_threads = torch.get_num_threads
 
 
 class _CompiledEntmaxFunction(Function):
@@ -604,14 +606,15 @@ class _CompiledEntmaxFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
-        threads = torch.get_num_threads()
-        p, tau = _kernels.forward(z.detach().contiguous().numpy(), alpha, threads)
-        if np.isnan(tau).any():
+        rows = z.detach() if z.requires_grad else z
+        rows = rows if rows.is_contiguous() else rows.contiguous()
+        p, tau, masked = _kernels.forward(rows.numpy(), alpha, _threads())
+        if masked:
             raise ValueError(_ALL_MASKED)
         p = torch.from_numpy(p)
         ctx.save_for_backward(p)
         ctx.alpha = alpha
-        tau = torch.from_numpy(tau).to(z.dtype).unsqueeze(-1)
+        tau = torch.from_numpy(tau.reshape(-1, 1))
         ctx.mark_non_differentiable(tau)
         return p, tau
 
@@ -619,7 +622,7 @@ class _CompiledEntmaxFunction(Function):
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, None]:
         (p,) = ctx.saved_tensors
         grad = grad_p.detach().to(p.dtype).contiguous().numpy()
-        grad_z = _kernels.backward(p.numpy(), grad, ctx.alpha, torch.get_num_threads())
+        grad_z = _kernels.backward(p.numpy(), grad, ctx.alpha, _threads())
         return torch.from_numpy(grad_z), None
 
 

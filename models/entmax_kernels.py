@@ -225,21 +225,34 @@ def _lower_bound(v, index, k, kind, alpha):
     return (_tangent_bound(v, k, 1.0 / (alpha - 1.0), 3) if alpha < 2.0 else -1.0), k
 
 
-@njit(cache=True)
-def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
-    """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf).
+_SHORT = 48  # rows up to this width skip the blocks: one pass gathers every candidate
 
-    The threshold of any subset of the scores is at most the row's (fewer terms need a lower τ
-    to reach mass 1). The first pass takes the maximum of every block of 8 entries; the
-    threshold of those maxima is a lower bound on τ, and only the blocks whose maximum lies
-    above it can hold support entries: on typical rows a handful of blocks are read again.
-    """
+
+@njit(cache=True)
+def _gather_short(z, scale, index, v):
+    """(row max, -1, n): the n entries with z̃ above max z̃ - 1, for a short row."""
+    row_max = z[0]
+    for j in range(1, z.shape[0]):
+        row_max = _max2(z[j], row_max)
+    row_max = float(row_max)
+    n = 0
+    for j in range(z.shape[0]):
+        x = scale * (z[j] - row_max)
+        v[n] = x
+        index[n] = j
+        n += x > -1.0
+    return row_max, -1.0, n
+
+
+@njit(cache=True)
+def _gather_blocks(z, kind, alpha, index, v, block_v, block_index):
+    """(row max, bound, n): a lower bound on τ from the block maxima, and the n entries above it."""
     d = z.shape[0]
     scale = alpha - 1.0
     blocks = (d + _BLOCK - 1) // _BLOCK
     row_max = float(_block_maxima(z, block_v[:blocks]))
     if row_max == -np.inf:
-        return np.nan
+        return row_max, -1.0, 0
     k = 0
     for b in range(blocks):  # block maxima in units of z̃ relative to the maximum, above -1
         x = scale * (block_v[b] - row_max)
@@ -264,6 +277,27 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
                     v[n] = x
                     index[n] = t
                     n += x > limit
+    return row_max, bound, n
+
+
+@njit(cache=True)
+def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
+    """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf).
+
+    On rows longer than _SHORT: the threshold of any subset of the scores is at most the row's
+    (fewer terms need a lower τ to reach mass 1). The first pass takes the maximum of every
+    block of 8 entries; the threshold of those maxima is a lower bound on τ, and only the blocks
+    whose maximum lies above it can hold support entries: on typical rows a handful of blocks
+    are read again.
+    """
+    d = z.shape[0]
+    scale = alpha - 1.0
+    if d <= _SHORT:
+        row_max, bound, n = _gather_short(z, scale, index, v)
+    else:
+        row_max, bound, n = _gather_blocks(z, kind, alpha, index, v, block_v, block_index)
+    if row_max == -np.inf:
+        return np.nan
     out[:] = 0
     if kind == SPARSEMAX:
         tau = _sparsemax_tau(v, n, 1.0, bound)
@@ -288,52 +322,62 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     return tau + scale * row_max
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_REORDER)
 def _backward_row(p, grad, kind, alpha, out):
-    """out = J grad for the row p = α-entmax(z), J = diag(g) - g gᵀ / Σg, g = p^(2-α) on S."""
+    """out = J grad for the row p = α-entmax(z), J = diag(g) - g gᵀ / Σg, g = p^(2-α) on S.
+
+    At α = 2 and 1.5 both passes are branch-free (g = [p > 0] or √p, 0 off the support), so
+    they vectorise like softmax's backward; other α need a power on the support only.
+    """
     total_g, total_gx = 0.0, 0.0
     for j in range(p.shape[0]):
         pj = p[j]
-        if pj > 0:
-            if kind == SPARSEMAX:
-                g = 1.0
-            elif kind == ENTMAX15:
-                g = math.sqrt(pj)
-            else:
-                g = math.exp((2.0 - alpha) * math.log(pj))
-            total_g += g
-            total_gx += g * grad[j]
-            out[j] = g
+        if kind == SPARSEMAX:
+            g = 1.0 * (pj > 0)
+        elif kind == ENTMAX15:
+            g = math.sqrt(pj)
+        elif pj > 0:
+            g = math.exp((2.0 - alpha) * math.log(pj))
         else:
-            out[j] = 0
+            g = 0.0
+        total_g += g
+        total_gx += g * grad[j]
+        out[j] = g
     q = total_gx / total_g
     for j in range(p.shape[0]):
-        if out[j] != 0:
-            out[j] = out[j] * (grad[j] - q)
+        out[j] = out[j] * (grad[j] - q)
 
 
 @njit(cache=True)
 def _forward_span(z, kind, alpha, out, tau, start, stop):
+    """Rows start..stop; returns how many of them are entirely -inf (their τ is NaN)."""
     d = z.shape[1]
     index = np.empty(d, np.int64)
     v = np.empty(d, np.float64)
     power = np.empty(d if kind == GENERAL else 0, np.float64)
     block_v = np.empty((d + _BLOCK - 1) // _BLOCK, np.float64)
     block_index = np.empty(block_v.shape[0], np.int64)
+    masked = 0
     for r in range(start, stop):
         tau[r] = _forward_row(z[r], kind, alpha, out[r], index, v, power, block_v, block_index)
+        masked += np.isnan(tau[r])
+    return masked
 
 
 @njit(cache=True)
 def _forward_serial(z, kind, alpha, out, tau):
-    _forward_span(z, kind, alpha, out, tau, 0, z.shape[0])
+    return _forward_span(z, kind, alpha, out, tau, 0, z.shape[0])
 
 
 @njit(cache=True, parallel=True)
 def _forward_parallel(z, kind, alpha, out, tau, chunks):
     rows = z.shape[0]
+    masked = 0
     for c in prange(chunks):
-        _forward_span(z, kind, alpha, out, tau, c * rows // chunks, (c + 1) * rows // chunks)
+        masked += _forward_span(
+            z, kind, alpha, out, tau, c * rows // chunks, (c + 1) * rows // chunks
+        )
+    return masked
 
 
 @njit(cache=True)
@@ -361,18 +405,18 @@ def _threads_for(entries: int, rows: int, threads: int) -> int:
     return threads
 
 
-def forward(z: np.ndarray, alpha: float, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(p, τ) for α > 1 on C-contiguous rows z (rows, d); τ (rows,) is NaN on all -inf rows."""
+def forward(z: np.ndarray, alpha: float, threads: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
+    """(p, τ, masked) for α > 1 on C-contiguous rows z (rows, d): τ (rows,) in the dtype of z,
+    and the number of rows whose every entry is -inf (their p is 0 and τ NaN)."""
     out = np.empty_like(z)
-    tau = np.empty(z.shape[0], np.float64)
-    if z.size:
-        kind = kind_of(alpha)
-        workers = _threads_for(z.size, z.shape[0], threads)
-        if workers > 1:
-            _forward_parallel(z, kind, float(alpha), out, tau, workers)
-        else:
-            _forward_serial(z, kind, float(alpha), out, tau)
-    return out, tau
+    tau = np.empty(z.shape[0], z.dtype)
+    if not z.size:
+        return out, tau, 0
+    kind = kind_of(alpha)
+    workers = _threads_for(z.size, z.shape[0], threads)
+    if workers > 1:
+        return out, tau, _forward_parallel(z, kind, float(alpha), out, tau, workers)
+    return out, tau, _forward_serial(z, kind, float(alpha), out, tau)
 
 
 def backward(p: np.ndarray, grad: np.ndarray, alpha: float, threads: int = 1) -> np.ndarray:
@@ -392,7 +436,7 @@ def warm_up() -> None:
     for dtype in (np.float32, np.float64):
         z = np.arange(6, dtype=dtype).reshape(2, 3)
         for alpha in (1.5, 2.0, 1.3):
-            p, _ = forward(z, alpha)
+            p, _, _ = forward(z, alpha)
             backward(p, np.ones_like(p), alpha)
             _forward_parallel(z, kind_of(alpha), alpha, np.empty_like(z), np.empty(2), 1)
             _backward_parallel(p, np.ones_like(p), kind_of(alpha), alpha, np.empty_like(p))
