@@ -81,3 +81,10 @@ def test_punctuation_after_inline_math_does_not_wrap_alone() -> None:
     assert '<span class="math-glue"><span class="math inline">' in html
     assert "</math></span>:</span> it works" in html
     assert "</math></span> too." in html
+
+
+def test_heatmap_legends_do_not_say_darker(client: TestClient) -> None:
+    # dark mode draws larger weights lighter, so "darker = larger" would be false there
+    html = client.get("/papers/sparse-seq2seq").text
+    assert "the stronger the colour, the larger" in html
+    assert "darker" not in html.lower()
