@@ -654,8 +654,8 @@ def test_each_example_button_carries_its_answers_verdict(api: TestClient) -> Non
             body = example.model_dump(include={"lemma", "language", "features", "text"})
             reference = post(api, path, {**body, "alpha": 1.5})["reference"]
             correct = None if reference is None else reference["correct"]
-            assert ('aria-label="right"' in button) is (correct is True), button
-            assert ('aria-label="wrong"' in button) is (correct is False), button
+            assert ("s2s-mark-right" in button) is (correct is True), button
+            assert ("s2s-mark-wrong" in button) is (correct is False), button
 
 
 # --- golden contracts ------------------------------------------------------------------------
