@@ -235,7 +235,12 @@ def test_inference_time_alpha_override() -> None:
     assert (soft.attn_alpha, sparse.attn_alpha, sparse.out_alpha) == (1.0, 2.0, 2.0)
     assert soft.steps[0].support_size == len(VOCAB)
     assert sparse.steps[0].support_size < len(VOCAB)
-    assert sparse.steps[0].attention_support <= soft.steps[0].attention_support
+    # the first step's attention is sparsemax of the same scores, not the model's softmax
+    memory, state = model.encode(*pad_batch([[4, 5, 6]]))
+    with torch.inference_mode():
+        _, attention, _ = model.step(torch.tensor([BOS]), state, memory, attn_alpha=2.0)
+    assert sparse.steps[0].attention == pytest.approx(attention[0].tolist(), abs=1e-5)
+    assert sparse.steps[0].attention != pytest.approx(soft.steps[0].attention, abs=1e-3)
 
 
 def test_batches_are_seeded_resumable_and_length_bucketed() -> None:

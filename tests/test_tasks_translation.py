@@ -4,6 +4,7 @@ The real corpus needs a Debian mirror; these tests build small .mo files in the 
 format themselves, so they run anywhere.
 """
 
+import hashlib
 import struct
 from pathlib import Path
 
@@ -131,7 +132,13 @@ def test_splits_are_disjoint_by_source_and_deterministic() -> None:
     assert sum(len(s) for s in splits.values()) == 3000
     assert 0.01 < len(splits["test"]) / 3000 < 0.03  # TEST_PERCENT = 2
     assert split_pairs(list(reversed(pairs)))["test"] == list(reversed(splits["test"]))
-    assert translation.corpus_sha256(splits) == translation.corpus_sha256(split_pairs(pairs))
+    # the digest covers every pair with its split, in order: the manifest records it
+    lines = [f"{name}\t{p.source}\t{p.target}\n" for name in sorted(splits) for p in splits[name]]
+    digest = translation.corpus_sha256(splits)
+    assert digest == hashlib.sha256("".join(lines).encode()).hexdigest()
+    retranslated = SentencePair(splits["test"][0].source, "anders")
+    changed = {**splits, "test": [retranslated, *splits["test"][1:]]}
+    assert translation.corpus_sha256(changed) != digest
 
 
 def test_pinned_packages_have_exact_versions() -> None:
