@@ -3,6 +3,9 @@
     .venv/bin/python bench/load.py                      # 1 and 2 workers × 20 and 50 users
     .venv/bin/python bench/load.py --workers 2 --users 20 --duration 20
     .venv/bin/python bench/load.py --sizes              # deep-dive bytes on the wire, ± gzip
+    .venv/bin/python bench/load.py --workers 2 --users 50 --behind-nginx  # through nginx
+    .venv/bin/python bench/load.py --storm --duration 20  # 60 heavy requests on one worker
+    .venv/bin/python bench/load.py --junk               # 5,000 made-up methods: /metrics size
 
 Each simulated reader loops until the run's deadline: pick an action from a mix that follows a
 reader's session (page views, static files, α sliders on /api/entmax, the pointer board, the
@@ -27,6 +30,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -38,6 +42,9 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: `bench` is a folder, not installed
+from bench.nginx import running_nginx  # noqa: E402
+
 MAX_DURATION_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
 PAPERS = ("/papers/pointer-networks", "/papers/sparse-seq2seq")
@@ -50,23 +57,41 @@ def free_port() -> int:
 
 
 @contextmanager
-def uvicorn_server(workers: int, log_path: Path) -> Iterator[str]:
+def server_process(
+    workers: int, log_path: Path, behind_nginx: bool = False
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`python -m app.serve --workers N` (uvicorn; see app/serve.py) on a free loopback port,
-    until the block ends."""
+    until the block ends; with `behind_nginx`, deploy/nginx.conf in front of it (its per-address
+    rate limit off: every simulated reader is 127.0.0.1). Yields the URL to load and the
+    server process (with one worker, the worker itself)."""
     port = free_port()
-    env = {**os.environ, "PAPERTRACE_RATE_LIMIT": "0"}
+    env = {**os.environ, "PAPERTRACE_RATE_LIMIT": "0", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "app.serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers)]
+    if behind_nginx:
+        command += ["--forwarded-allow-ips", "127.0.0.1"]
     log_path.parent.mkdir(exist_ok=True)
     log_path.write_bytes(b"")
     with log_path.open("ab") as log:
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
         try:
             wait_until_started(server, workers, log_path)
-            yield f"http://127.0.0.1:{port}"
+            url = f"http://127.0.0.1:{port}"
+            if not behind_nginx:
+                yield url, server
+            else:
+                with tempfile.TemporaryDirectory() as folder:
+                    with running_nginx(Path(folder), free_port(), port, rate_limit=False) as proxy:
+                        yield proxy, server
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+@contextmanager
+def uvicorn_server(workers: int, log_path: Path, behind_nginx: bool = False) -> Iterator[str]:
+    with server_process(workers, log_path, behind_nginx) as (url, _):
+        yield url
 
 
 def wait_until_started(server: subprocess.Popen[bytes], workers: int, log_path: Path) -> None:
@@ -265,7 +290,8 @@ def load_test(args: argparse.Namespace) -> None:
     mix: list[Action] = []
     load_before = os.getloadavg()[0]
     for workers in args.workers:
-        with uvicorn_server(workers, ROOT / "logs" / "bench-load-server.log") as url:
+        log = ROOT / "logs" / "bench-load-server.log"
+        with uvicorn_server(workers, log, args.behind_nginx) as url:
             for users in args.users:
                 results, wall_s, mix = asyncio.run(
                     run_load(url, users, args.duration, think, args.seed)
@@ -278,14 +304,159 @@ def load_test(args: argparse.Namespace) -> None:
     total_weight = sum(a.weight for a in mix)
     print(
         f"\nLoad test: {args.duration:g} s per row, think time "
-        f"{think[0]:g}-{think[1]:g} s, uvicorn on 127.0.0.1, rate limit off, seed {args.seed}; "
-        f"{os.cpu_count()} CPU cores, load average before: {load_before:.1f}.\n"
+        f"{think[0]:g}-{think[1]:g} s, app.serve on 127.0.0.1"
+        f"{' behind nginx (deploy/nginx.conf)' if args.behind_nginx else ''}, rate limit off, "
+        f"seed {args.seed}; {os.cpu_count()} CPU cores, load average before: {load_before:.1f}, "
+        f"after: {os.getloadavg()[0]:.1f}.\n"
     )
     print("Mix: " + ", ".join(f"{a.name} {a.weight / total_weight:.0%}" for a in mix) + "\n")
     print("\n".join(summary) + "\n")
     print("\n".join(detail))
     if samples:
         print("\nFirst errors: " + "; ".join(samples))
+
+
+# --storm: the largest translation request (30 nonsense words → ~140 subword pieces, beam 16,
+# α = 1 → ~240 steps, HTML fragment), from 60 clients at once, on one worker ("A"). Meanwhile
+# one prober asks A for /healthz every 50 ms, and 5 light readers use a second worker ("B").
+STORM_CLIENTS = 60
+STORM_WORDS = ("qzxkv", "wjrtp", "mbfhy", "gdlsn", "ckupe", "vyoaz")
+STORM_TEXT = " ".join(STORM_WORDS[i % 6] + "abcdef"[i % 6] for i in range(30))[:200]
+STORM_BODY = {"text": STORM_TEXT, "beam_width": 16, "alpha": 1.0}
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def storm(duration_s: float) -> None:
+    load_before = os.getloadavg()[0]
+    heavy: list[tuple[int, float]] = []  # (status, ms)
+    health: list[float] = []
+    light: list[tuple[int, float]] = []
+    log_a, log_b = ROOT / "logs" / "bench-storm-a.log", ROOT / "logs" / "bench-storm-b.log"
+    with server_process(1, log_a) as (url_a, worker_a), server_process(1, log_b) as (url_b, _):
+        limits = httpx.Limits(max_connections=STORM_CLIENTS + 10)
+        async with (
+            httpx.AsyncClient(base_url=url_a, limits=limits, timeout=30) as a,
+            httpx.AsyncClient(base_url=url_b, timeout=30) as b,
+        ):
+            await a.get("/healthz")
+            idle_mb = rss_mb(worker_a.pid)
+            deadline = time.monotonic() + duration_s
+
+            async def timed(client: httpx.AsyncClient, *args: Any, **kwargs: Any) -> tuple:
+                started = time.perf_counter()
+                response = await client.request(*args, **kwargs)
+                return response.status_code, (time.perf_counter() - started) * 1000
+
+            async def hammer() -> None:
+                while time.monotonic() < deadline:
+                    heavy.append(
+                        await timed(
+                            a,
+                            "POST",
+                            "/api/seq2seq/translate",
+                            json=STORM_BODY,
+                            headers={"HX-Request": "true"},
+                        )
+                    )
+
+            async def probe() -> None:
+                while time.monotonic() < deadline:
+                    health.append((await timed(a, "GET", "/healthz"))[1])
+                    await asyncio.sleep(0.05)
+
+            async def read_lightly(seed: int) -> None:
+                rng = random.Random(seed)
+                while time.monotonic() < deadline:
+                    if rng.random() < 0.5:
+                        body = {"scores": [rng.uniform(-2, 3) for _ in range(8)], "alpha": 1.5}
+                        light.append(await timed(b, "POST", "/api/entmax", json=body))
+                    else:
+                        body = {"points": random_points(rng, 5, 5)}
+                        light.append(await timed(b, "POST", "/api/pointer/hull", json=body))
+                    await asyncio.sleep(0.1)
+
+            await asyncio.gather(
+                *(hammer() for _ in range(STORM_CLIENTS)),
+                probe(),
+                *(read_lightly(i) for i in range(5)),
+            )
+            peak_mb = rss_mb(worker_a.pid)
+            await asyncio.sleep(5)
+            settled_mb = rss_mb(worker_a.pid)
+    statuses = defaultdict(int)
+    for status, _ in heavy:
+        statuses[status] += 1
+    every_ms = [ms for _, ms in heavy] + health + [ms for _, ms in light]
+    print(
+        f"Storm: {STORM_CLIENTS} clients sending the largest translation request (HTML) to "
+        f"worker A for {duration_s:g} s; /healthz on A every 50 ms; 5 light readers on worker B. "
+        f"{os.cpu_count()} cores, load average before {load_before:.1f}, after "
+        f"{os.getloadavg()[0]:.1f}.\n"
+    )
+    print("| measure | value |\n|---|---|")
+    print(f"| heavy answers by status | {dict(sorted(statuses.items()))} |")
+    ok_ms = [ms for status, ms in heavy if status == 200]
+    refused_ms = [ms for status, ms in heavy if status != 200]
+    print(f"| heavy 200 p50 / max ms | {percentile(ok_ms, 50):.0f} / {max(ok_ms, default=0):.0f} |")
+    print(
+        f"| heavy refused p50 / p99 ms | {percentile(refused_ms, 50):.0f} / "
+        f"{percentile(refused_ms, 99):.0f} |"
+    )
+    print(
+        f"| /healthz on A: n, p50 / p99 / max ms | {len(health)}, {percentile(health, 50):.0f} / "
+        f"{percentile(health, 99):.0f} / {max(health, default=0):.0f} |"
+    )
+    light_ms = [ms for _, ms in light]
+    light_errors = sum(status != 200 for status, _ in light)
+    print(
+        f"| light on B: n, p50 / p95 ms, errors | {len(light)}, {percentile(light_ms, 50):.0f} / "
+        f"{percentile(light_ms, 95):.0f}, {light_errors} |"
+    )
+    print(f"| slowest answer of all (ms) | {max(every_ms, default=0):.0f} |")
+    print(
+        f"| worker A RSS idle / end of storm / 5 s later (MB) | {idle_mb:.0f} / {peak_mb:.0f} / "
+        f"{settled_mb:.0f} |"
+    )
+
+
+async def junk_storm(count: int = 5000) -> None:
+    """`count` requests with made-up methods and paths; /metrics size before and after."""
+    rng = random.Random(0)
+    with uvicorn_server(1, ROOT / "logs" / "bench-junk-server.log") as url:
+        limits = httpx.Limits(max_connections=20)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+            for path in ("/", "/healthz", "/nope"):
+                await client.get(path)
+            await client.request("BREW", "/")
+            await client.request("BREW", "/nope")
+            before = len((await client.get("/metrics")).content)
+            statuses: dict[int, int] = defaultdict(int)
+            gate = asyncio.Semaphore(20)
+
+            async def junk(i: int) -> None:
+                method = "X" + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(8))
+                async with gate:
+                    response = await client.request(method, f"/junk/{i:x}")
+                statuses[response.status_code] += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(junk(i) for i in range(count)))
+            wall_s = time.perf_counter() - started
+            scrape_started = time.perf_counter()
+            after = len((await client.get("/metrics")).content)
+            scrape_ms = (time.perf_counter() - scrape_started) * 1000
+    print(
+        f"Junk storm: {count:,} requests with made-up methods and paths in {wall_s:.1f} s "
+        f"(answers {dict(statuses)}); /metrics {before:,} → {after:,} bytes "
+        f"({after / before - 1:+.1%}), scrape {scrape_ms:.0f} ms; load average "
+        f"{os.getloadavg()[0]:.1f}."
+    )
 
 
 def page_weight() -> None:
@@ -327,9 +498,24 @@ def main() -> None:
     parser.add_argument("--think-max", type=float, default=0.75)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sizes", action="store_true", help="page weight, ± gzip, then exit")
+    parser.add_argument(
+        "--behind-nginx", action="store_true", help="load the app through deploy/nginx.conf"
+    )
+    parser.add_argument(
+        "--storm", action="store_true", help="60 heavy requests on one worker, then exit"
+    )
+    parser.add_argument(
+        "--junk", action="store_true", help="5,000 made-up methods: /metrics size, then exit"
+    )
     args = parser.parse_args()
     if args.sizes:
         page_weight()
+        return
+    if args.storm:
+        asyncio.run(storm(min(args.duration, MAX_DURATION_S)))
+        return
+    if args.junk:
+        asyncio.run(junk_storm())
         return
     if not 0 < args.duration <= MAX_DURATION_S:
         parser.error(f"--duration must be in (0, {MAX_DURATION_S:g}] seconds")

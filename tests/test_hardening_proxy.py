@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -31,12 +30,11 @@ import pytest
 
 from app.assets import PLOTLY_URL, SCRIPTS
 from app.security import CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY
+from bench.nginx import nginx_binary, running_nginx
 
 ROOT = Path(__file__).resolve().parent.parent
-NGINX_CONF = ROOT / "deploy" / "nginx.conf"
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 needs_nginx = pytest.mark.skipif(
-    NGINX is None,
+    nginx_binary() is None,
     reason="nginx is not installed here; `make test` installs it (apt-get install nginx)",
 )
 STARTUP_S = 120
@@ -98,41 +96,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-def nginx_config(tmp: Path, listen_port: int, app_port: int) -> Path:
-    """deploy/nginx.conf inside a minimal main configuration that keeps every file nginx
-    writes in `tmp`; only the listen port, the upstream port and the root change."""
-    site = NGINX_CONF.read_text()
-    for old, new in (
-        ("listen 80;", f"listen 127.0.0.1:{listen_port};"),
-        ("server 127.0.0.1:8000 ", f"server 127.0.0.1:{app_port} "),
-        ("root /srv/papertrace;", f"root {ROOT};"),
-    ):
-        assert old in site, f"deploy/nginx.conf no longer has `{old}`"
-        site = site.replace(old, new)
-    temp_paths = "\n".join(
-        f"    {kind}_temp_path {tmp / kind};" for kind in ("client_body", "proxy", "fastcgi")
-    )
-    main = f"""
-worker_processes 1;
-pid {tmp / "nginx.pid"};
-error_log {tmp / "nginx-error.log"} warn;
-{"user root;" if os.geteuid() == 0 else ""}
-events {{ worker_connections 512; }}
-http {{
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log {tmp / "nginx-access.log"};
-{temp_paths}
-    uwsgi_temp_path {tmp / "uwsgi"};
-    scgi_temp_path {tmp / "scgi"};
-{site}
-}}
-"""
-    path = tmp / "nginx.conf"
-    path.write_text(main)
-    return path
-
-
 @dataclass
 class Stack:
     url: str  # nginx
@@ -151,30 +114,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "127.0.0.1",
         env={"PAPERTRACE_RATE_LIMIT": "0"},
     )
-    nginx = None
     try:
         app.wait_for_startups(2)
-        listen_port = free_port()
-        config = nginx_config(tmp, listen_port, int(app.url.rsplit(":", 1)[1]))
-        assert NGINX is not None
-        command = [NGINX, "-p", str(tmp), "-c", str(config), "-e", str(tmp / "nginx-error.log")]
-        check = subprocess.run([*command, "-t"], capture_output=True, text=True)
-        assert check.returncode == 0, check.stderr
-        nginx = subprocess.Popen([*command, "-g", "daemon off;"])
-        url = f"http://127.0.0.1:{listen_port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, (tmp / "nginx-error.log").read_text()
-            time.sleep(0.1)
-        yield Stack(url, app)
+        app_port = int(app.url.rsplit(":", 1)[1])
+        with running_nginx(tmp, free_port(), app_port) as url:
+            yield Stack(url, app)
     finally:
-        if nginx is not None:
-            stop(nginx)
         stop(app.process)
 
 
