@@ -43,7 +43,6 @@ FORMATS = {
     "inflection": "papertrace-inflection-reference",
     "translation": "papertrace-translation-reference",
 }
-EVALUATION_SPLITS = ("dev", "test")  # the other splits of load_splits() are training sets
 _EDIT = re.compile(r"(\d+)(\D*)")
 
 
@@ -112,15 +111,16 @@ def _held_cells(item: str) -> tuple[str, set[int]]:
     return name, {int(c) for c in cells.split(",")}
 
 
-def inflection_document(cells: Iterable, splits: dict[str, list], packages: dict[str, str]) -> dict:
-    """The reference file's content from the lexicon's cells (InflectionExample-like objects)
-    and the training splits of models.tasks.inflection.load_splits()."""
+def inflection_document(
+    cells: Iterable, training_sets: dict[str, list], packages: dict[str, str]
+) -> dict:
+    """The reference file's content from the lexicon's cells and the cells each training set
+    holds (InflectionExample-like objects, the sets keyed by the manifest's data setting)."""
     from models.tasks.inflection import lemma_split
 
-    training_sets = sorted(name for name in splits if name not in EVALUATION_SPLITS)
     held: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for name in training_sets:
-        for example in splits[name]:
+    for name, examples in training_sets.items():
+        for example in examples:
             held[(example.language, example.lemma, example.features)].append(name)
     paradigms: dict[str, dict[str, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
     for cell in cells:
@@ -151,7 +151,7 @@ def inflection_document(cells: Iterable, splits: dict[str, list], packages: dict
         "packages": packages,
         "split": "by lemma (sha256 of language and lemma: 80/10/10), from "
         "models.tasks.inflection.lemma_split",
-        "training_sets": training_sets,
+        "training_sets": sorted(training_sets),
         "languages": languages,
     }
 
@@ -256,18 +256,26 @@ def load_reference(
     raise ReferenceFormatError(f"No reference lookup for task {entry.get('task')!r}.")
 
 
+def inflection_training_sets(data_dir: Path) -> dict[str, list]:
+    """Setting -> the cells an InflectionRecipe of that setting trains on: the paper's high and
+    medium sets, and the live widget's full set (seq2seq-inflect-full-a*)."""
+    from models.tasks import inflection
+
+    splits = inflection.load_splits(data_dir)
+    vocab = inflection.InflectionVocab.from_examples(splits["high"])  # as the recipe builds it
+    full, _ = inflection.load_full(vocab, data_dir)
+    return {"high": splits["high"], "medium": splits["medium"], "full": full}
+
+
 def build_inflection(directory: Path = CHECKPOINT_DIR, data_dir: Path | None = None) -> dict:
     from models.tasks import inflection
 
     cells = (
         cell for language in inflection.LANGUAGES for cell in inflection.language_tables(language)
     )
-    splits = inflection.load_splits(data_dir or inflection.DATA_DIR)
-    # The live widget's full models (seq2seq-inflect-full-a*) train on a set of their own.
-    vocab = inflection.InflectionVocab.from_examples(splits["high"])
-    splits["full"] = inflection.load_full(vocab, data_dir or inflection.DATA_DIR)[0]
+    training_sets = inflection_training_sets(data_dir or inflection.DATA_DIR)
     packages = {name: version(name) for name in inflection.PACKAGES}
-    document = inflection_document(cells, splits, packages)
+    document = inflection_document(cells, training_sets, packages)
     data = {
         "source": "every cell of the inflection lexicon (models.tasks.inflection.language_tables)",
         "packages": packages,
