@@ -26,7 +26,7 @@ import json
 import math
 import statistics
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import sacrebleu
@@ -258,7 +258,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             "drawn with weight 2^(wordfreq Zipf frequency of the lemma)), hidden size "
             f"{full['config']['hidden']}; "
         )
-    sets = {name: len(v) for name, v in _reproduction_sets().items()}
+    sets = Counter(r["set"] for r in next(iter(reproduction.values()))["records"])
     return {
         "caption": "The live widget's models (full) beside the tables' (high): held-out "
         "accuracy, training cells given back, sparsity (beam 5)",
@@ -269,7 +269,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             f"training sample reproduced ({sets['sample']:,} cells)",
             f"irregular English pasts ({sets['english-irregular-past']:,})",
             f"German umlaut plurals ({sets['german-umlaut-plural']:,})",
-            "of these, cells in the model's own training set",
+            "the same, only cells in the model's own training set",
             "all mass on one sequence",
             "beam 5 exact",
         ],
@@ -277,19 +277,14 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
         "note": f"{sizes}the high models on 10,000 per language. The reproduction sets come "
         "from the full training set: a fixed random sample, every English past or past "
         "participle the -ed rule gets wrong, every German plural that gains an umlaut; a high "
-        "model was trained on only some of them (the column before the sparsity ones counts "
-        "those). Training (batch 128): "
+        "model was trained on only some of them, hence the column that counts only those. "
+        "Training (batch 128): "
         f"full: {_steps_sentence(_full_names())}.",
     }
 
 
 def _full_names() -> list[str]:
     return [model_name("inflection", a, "full") for a in ALPHAS]
-
-
-def _reproduction_sets() -> dict[str, list]:
-    vocab = inflection.InflectionVocab.load(CHECKPOINT_DIR)
-    return inflection.reproduction_sets(inflection.load_full(vocab)[0])
 
 
 def inflection_table(results: dict[tuple[str, float], dict | None]) -> dict:

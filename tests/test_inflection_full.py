@@ -3,6 +3,7 @@ cells a model must give back, and the evaluator's reproduction metric on a tiny 
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -171,3 +172,46 @@ def test_reproduction_summary_counts_per_set() -> None:
     assert summary["sample"] == 0.5
     assert summary["english-irregular-past"] == 0.0
     assert summary["taught"] == 0.5 and summary["taught_share"] == pytest.approx(2 / 3)
+
+
+def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) -> None:
+    def entry(hidden: int, full: bool) -> dict:
+        data = {"setting": "full" if full else "high"}
+        if full:
+            data["full"] = {"cells": {"en": 3, "de": 4}, "cap_per_language": 4}
+        return {"steps": 60_000, "config": {"hidden": hidden}, "data": data}
+
+    manifest = {
+        "seq2seq-inflect-full-a1.5": entry(256, full=True),
+        "seq2seq-inflect-a1.5": entry(128, full=False),
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(ev, "CHECKPOINT_DIR", tmp_path)
+
+    def test_records(correct: list[bool], single: bool) -> dict:
+        languages = ["en", "de"]
+        return {
+            "records": [
+                {"language": languages[i % 2], "correct": c, "single": single, "exact": single}
+                for i, c in enumerate(correct)
+            ]
+        }
+
+    def copied(correct: bool) -> dict:
+        sets = ["sample", "sample", "english-irregular-past", "german-umlaut-plural"]
+        return {"records": [{"set": s, "correct": correct, "taught": True} for s in sets]}
+
+    table = ev.full_table(
+        {
+            ("high", 1.5): test_records([True, False, True, False], single=False),
+            ("full", 1.5): test_records([True, True, True, False], single=True),
+        },
+        {("high", 1.5): copied(False), ("full", 1.5): copied(True)},
+    )
+    assert table["rows"] == [
+        ["full", "1.5", "75.0%", "100.0%", "100.0%", "100.0%", "100.0%", "100.0%", "100.0%"],
+        ["high", "1.5", "50.0%", "0.0%", "0.0%", "0.0%", "0.0%", "0.0%", "0.0%"],
+    ]
+    assert "(2 cells)" in table["columns"][3] and "(1)" in table["columns"][4]
+    assert "7 cells" in table["note"] and "hidden size 256" in table["note"]
+    assert "every α 60,000 steps" in table["note"]
