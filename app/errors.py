@@ -35,7 +35,7 @@ READER_FIELDS = {
     "points": "the list of points",
     "values": "the list of values",
     "scores": "the list of scores",
-    "labels": "the list of labels",
+    "labels": "the list of words",
     "alpha": "α",
     "inference_alpha": "the decoding α",
     "beam_width": "the beam width",
@@ -45,7 +45,7 @@ READER_FIELDS = {
     "features": "the features",
     "text": "the sentence",
 }
-READER_ITEMS = {"points": "Point", "values": "Value", "scores": "Score", "labels": "Label"}
+READER_ITEMS = {"points": "Point", "values": "Value", "scores": "Score", "labels": "Word"}
 
 
 def reader_field(loc: Sequence[str | int]) -> str:

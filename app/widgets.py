@@ -17,7 +17,7 @@ import logging
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,20 +61,24 @@ class WidgetSpec:
     # on other files, such as results): its HTML is then computed once per distinct params
     # and reused until a training run rewrites checkpoints/manifest.json.
     pure: bool = False
+    # Query parameters the widget's script writes to the page address (a shared figure);
+    # the server render reads them too, as params["url_state"], so a shared link shows
+    # the shared figure even without script.
+    url_keys: frozenset[str] = field(default_factory=frozenset)
 
 
 WIDGETS: dict[str, WidgetSpec] = {}
 
 
 def register_widget(
-    name: str, *, needs: Iterable[str] = (), pure: bool = False
+    name: str, *, needs: Iterable[str] = (), pure: bool = False, url_keys: Iterable[str] = ()
 ) -> Callable[[ContextProvider], ContextProvider]:
     """Decorator: `@register_widget("pointer-board", needs={"plotly"})` on a provider.
     Pass `pure=True` if its output depends only on the params and the trained models, so it
     is rendered once (per params and manifest version), not on every request."""
 
     def decorator(provider: ContextProvider) -> ContextProvider:
-        WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs), pure)
+        WIDGETS[name] = WidgetSpec(name, provider, frozenset(needs), pure, frozenset(url_keys))
         return provider
 
     return decorator
@@ -102,14 +106,28 @@ def widget_needs(calls: Iterable[WidgetCall]) -> set[str]:
     return needs
 
 
+MAX_URL_VALUE = 2000  # characters of one query value a widget sees
+
+
+def url_state(spec: WidgetSpec | None, query: Mapping[str, str] | None) -> dict[str, str]:
+    if spec is None or not query:
+        return {}
+    return {key: query[key][:MAX_URL_VALUE] for key in sorted(spec.url_keys) if key in query}
+
+
 @dataclass(frozen=True)
 class WidgetRenderer:
     templates: Environment
     env: WidgetEnv
     _pure_cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
-    def __call__(self, call: WidgetCall) -> str:
+    def __call__(self, call: WidgetCall, query: Mapping[str, str] | None = None) -> str:
+        """The widget's HTML; `query` is the page address's query, for widgets with url_keys."""
         spec = WIDGETS.get(call.name)
+        state = url_state(spec, query)
+        if state:  # addresses vary without bound, so these renders are never cached
+            call = replace(call, params={**call.params, "url_state": state})
+            return self._render(call, spec)[0]
         if spec is None or not spec.pure:
             return self._render(call, spec)[0]
         version = self.env.registry.version()

@@ -88,3 +88,30 @@ def test_heatmap_legends_do_not_say_darker(client: TestClient) -> None:
     html = client.get("/papers/sparse-seq2seq").text
     assert "the stronger the colour, the larger" in html
     assert "darker" not in html.lower()
+
+
+def _playground(html: str) -> str:
+    return html[html.index("data-entmax-playground") :]
+
+
+def test_a_shared_address_is_drawn_by_the_server(client: TestClient) -> None:
+    query = "?entmax-text=go+home+now&entmax-scores=1,2,0.5&entmax-alpha=1"
+    figure = _playground(client.get(f"/papers/sparse-seq2seq{query}").text)
+    assert 'value="go home now" maxlength' in figure
+    assert "data-entmax-alpha-value>1.00<" in figure
+    assert "<strong data-entmax-support>3</strong> of 3" in figure  # softmax: no zeros
+    assert '<option value="custom" hidden selected>' in figure
+    sparse = _playground(client.get("/papers/sparse-seq2seq?entmax-alpha=2").text)
+    assert "data-entmax-alpha-value>2.00<" in sparse
+    assert "<strong data-entmax-support>2</strong> of 7" in sparse
+
+
+def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
+    figure = _playground(
+        client.get("/papers/sparse-seq2seq?entmax-text=a+b&entmax-scores=1,x").text
+    )
+    assert "score that is not a number: “x”" in figure
+    assert 'value="the cat sat on the mat ." maxlength' in figure  # the default figure
+    long_label = "x" * 70
+    figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={long_label}").text)
+    assert "Word 1" in figure and "`" not in figure.split("data-entmax-error")[1][:200]

@@ -56,7 +56,7 @@ def paper_page(request: Request, slug: str) -> HTMLResponse:
     if paper is None:
         raise HTTPException(status_code=404, detail=f"No paper called “{slug}”.")
     live = first_live_widget(paper)
-    body = render_body(paper, anchored(request.app.state.render_widget, live))
+    body = render_body(paper, page_renderer(request, live))
     return request.app.state.templates.TemplateResponse(
         request,
         "paper.html",
@@ -74,13 +74,15 @@ def first_live_widget(paper: Paper) -> WidgetCall | None:
     return next((call for call in paper.widgets if call.name in LIVE_WIDGETS), None)
 
 
-def anchored(render: WidgetRenderer, target: WidgetCall | None) -> WidgetRenderer:
-    """`render`, with the skip link's target placed just before the first live figure."""
+def page_renderer(request: Request, live: WidgetCall | None) -> WidgetRenderer:
+    """The app's widget renderer for this request: widgets see the address's query (a shared
+    figure), and the skip link's target sits just before the first live figure."""
+    render, query = request.app.state.render_widget, request.query_params
 
-    def render_with_anchor(call: WidgetCall) -> str:
-        html = render(call)
-        if call is target:
+    def render_for_page(call: WidgetCall) -> str:
+        html = render(call, query)
+        if call is live:
             return f'<div id="{LIVE_ANCHOR}" class="live-anchor" tabindex="-1"></div>{html}'
         return html
 
-    return render_with_anchor
+    return render_for_page

@@ -7,12 +7,16 @@ figures are computed here with models.entmax and drawn as SVG on the server
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from app.entmax_figures import SIMPLEX_H, SIMPLEX_W, curve_figure, simplex_figures
 from app.entmax_service import compute_entmax, family_figures
+from app.errors import error_sentence
 from app.schemas.entmax import EntmaxRequest
 from app.widgets import WidgetEnv, register_widget
 
@@ -59,25 +63,86 @@ def alpha_label(alpha: float) -> str:
     return CURVE_LABELS.get(alpha, f"α = {alpha:g}")
 
 
+URL_KEYS = {"text": "entmax-text", "scores": "entmax-scores", "alpha": "entmax-alpha"}
+
+
+@dataclass(frozen=True)
+class PlaygroundState:
+    text: str
+    scores: list[float]
+    alpha: float
+    example: Example | None  # None: the reader's own sentence
+
+
+def state_from_url(url_state: Mapping[str, str]) -> PlaygroundState:
+    """What static/js/entmax-playground.js would show for this address: the sentence, one
+    score per word (missing ones 0), α clamped to the slider. ValueError for a score that is
+    not a number."""
+    example = EXAMPLES[0]
+    text, scores = example.text, list(example.scores)
+    if URL_KEYS["text"] in url_state:
+        text = url_state[URL_KEYS["text"]]
+        raw = url_state.get(URL_KEYS["scores"], "")
+        given = [] if raw == "" else [_score(part) for part in raw.split(",")]
+        scores = [given[i] if i < len(given) else 0.0 for i in range(len(text.split()))]
+    alpha = DEFAULT_ALPHA
+    try:
+        alpha = float(url_state.get(URL_KEYS["alpha"], DEFAULT_ALPHA))
+    except ValueError:
+        pass
+    if not math.isfinite(alpha):
+        alpha = DEFAULT_ALPHA
+    alpha = min(max(alpha, SLIDER["min"]), SLIDER["max"])
+    shown = next((e for e in EXAMPLES if (e.text, e.scores) == (text, scores)), None)
+    return PlaygroundState(text, scores, alpha, shown)
+
+
+def _score(part: str) -> float:
+    try:
+        return float(part) if part.strip() else 0.0
+    except ValueError:
+        raise ValueError(
+            f"The shared address has a score that is not a number: “{part}”."
+        ) from None
+
+
 @register_widget(
-    "entmax-playground", needs={"js/entmax-playground.js", "css/entmax.css"}, pure=True
+    "entmax-playground",
+    needs={"js/entmax-playground.js", "css/entmax.css"},
+    pure=True,
+    url_keys=URL_KEYS.values(),
 )
 def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    example = EXAMPLES[0]
-    tokens = example.text.split()
-    request = EntmaxRequest(scores=example.scores, alpha=DEFAULT_ALPHA, labels=tokens)
+    """The default example at α = 1.5, or the figure a shared address describes."""
+    default = PlaygroundState(
+        EXAMPLES[0].text, list(EXAMPLES[0].scores), DEFAULT_ALPHA, EXAMPLES[0]
+    )
+    problem = None
+    try:
+        state = state_from_url(params.get("url_state") or {})
+        tokens = state.text.split()
+        request = EntmaxRequest(scores=state.scores, alpha=state.alpha, labels=tokens)
+    except ValidationError as exc:
+        problem = error_sentence(exc.errors()[0], reader=True)
+    except ValueError as exc:
+        problem = str(exc)
+    if problem is not None:  # the default figure, with the sentence that says what was wrong
+        state, tokens = default, default.text.split()
+        request = EntmaxRequest(scores=state.scores, alpha=state.alpha, labels=tokens)
     return {
         "examples": EXAMPLES,
-        "example": example,
+        "example": state.example,
+        "text": state.text,
         "tokens": tokens,
-        "scores": example.scores,
-        "alpha": DEFAULT_ALPHA,
+        "scores": state.scores,
+        "alpha": state.alpha,
         "result": compute_entmax(request),
         "labels": tokens,
         "slider": SLIDER,
+        "url_problem": problem,
         "config": {
             "examples": [asdict(e) for e in EXAMPLES],
-            "default": example.key,
+            "default": EXAMPLES[0].key,
             "alpha": DEFAULT_ALPHA,
             "scoreSpan": SCORE_SPAN,
             "endpoint": "/api/entmax",

@@ -196,3 +196,23 @@ def test_phone_hint_speaks_of_taps(browser: Browser, live_server: str) -> None:
     expect(hint.locator(".pb-hint-mouse")).to_be_hidden()
     assert "right-click" not in hint.inner_text().lower()
     context.close()
+
+
+def test_without_script_the_figures_are_drawn_and_the_address_is_honoured(
+    browser: Browser, live_server: str
+) -> None:
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, base_url=live_server, java_script_enabled=False
+    )
+    page = context.new_page()
+    page.goto("/papers/sparse-seq2seq?entmax-alpha=2")
+    curves = page.locator("[data-entmax-curves] polyline")
+    expect(curves).to_have_count(5)
+    for curve in curves.all():
+        box = curve.bounding_box()
+        assert box is not None and box["width"] > 100 and box["height"] > 20, box
+    expect(page.locator("[data-entmax-simplex] svg")).to_have_count(5)
+    playground = page.locator("[data-entmax-playground]")
+    expect(playground.locator("[data-entmax-alpha-value]")).to_have_text("2.00")
+    expect(playground.locator("[data-entmax-support]")).to_have_text("2")
+    context.close()
