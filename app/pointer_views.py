@@ -114,9 +114,8 @@ def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[s
         rows.append(("Pointer support per step", ", ".join(map(str, supports))))
     else:
         rows.append(("Mean pointer support", f"{sum(supports) / len(supports):.1f} positions"))
-    decoder = "greedy" if result.decoder == "greedy" else f"beam search, width {result.beam_width}"
     rows += [
-        ("Decoder", decoder),
+        ("Decoder", decoder_text(result)),
         (
             "Checkpoint",
             f"{result.model.name} · {result.model.pointer} pointer · "
@@ -124,6 +123,59 @@ def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[s
         ),
         ("Server time", f"{result.server_ms:.1f} ms"),
     ]
+    return rows
+
+
+def decoder_text(result: PointerResponse) -> str:
+    if result.decoder == "beam":
+        return f"beam search, width {result.beam_width}"
+    if result.decoder == "sample":
+        return f"best of {result.samples} samples from the pointer's distribution"
+    return "greedy"
+
+
+BEST_OF_K_MEASURES = {
+    "tsp": ("shortest tour", "gap to the reference"),
+    "hull": ("largest simple polygon's area", "hull area missed"),
+    "sort": ("fewest neighbouring pairs out of order", "share of pairs out of order"),
+}
+
+
+def best_of_k_rows(result: PointerResponse) -> list[dict[str, Any]]:
+    """The sample decoder's running best at k = 1, 2, 4, …, each with its distance from the
+    exact (or reference) answer and a bar proportional to that distance (the longest bar is
+    the largest distance shown)."""
+    if not result.best_of_k:
+        return []
+    distances: list[float | None] = []
+    for point in result.best_of_k:
+        if point.value is None:
+            distances.append(None)
+        elif isinstance(result, TspResponse):
+            distances.append(point.value / result.reference.length - 1)  # < 0: beat it
+        elif isinstance(result, HullResponse):
+            distances.append(max(0.0, 1 - point.value / result.reference.area))
+        else:
+            distances.append(point.value / max(1, result.n - 1))
+    largest = max((d for d in distances if d is not None), default=0.0)
+    largest = largest if largest > 0 else 1.0
+    rows = []
+    for point, distance in zip(result.best_of_k, distances, strict=True):
+        if point.value is None:
+            value = "no simple polygon yet"
+        elif isinstance(result, SortResponse):
+            value = f"{point.value:.0f}"
+        else:
+            value = f"{point.value:.4f}"
+        rows.append(
+            {
+                "k": point.k,
+                "value": value,
+                "distance": "—" if distance is None else percent_text(distance, signed=True),
+                "width": 0.0 if distance is None else round(100 * max(0.0, distance) / largest, 1),
+                "missing": distance is None,
+            }
+        )
     return rows
 
 
@@ -154,6 +206,8 @@ def result_context(result: PointerResponse) -> dict[str, Any]:
         "labels": labels,
         "rows": step_rows(result, labels),
         "sparse": result.model.pointer != "softmax",
+        "best_of_k": best_of_k_rows(result),
+        "best_of_k_measure": BEST_OF_K_MEASURES[result.task],
     }
 
 

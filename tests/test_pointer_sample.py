@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
 from app.pointer_service import best_of_k_curve, hull_score, sort_score, tsp_score
+from app.pointer_views import best_of_k_rows
+from app.schemas.pointer import BestOfK, ModelInfo, TspReference, TspResponse
 from models.checkpoints import load_model, read_manifest
 from models.pointer import (
     MAX_SAMPLES,
@@ -207,3 +209,51 @@ def test_bad_sample_requests_get_a_sentence(api: TestClient, body: dict, phrase:
     response = api.post("/api/pointer/tsp", json={"points": POINTS, "decoder": "sample", **body})
     assert response.status_code == 422
     assert phrase in response.json()["detail"]
+
+
+def test_the_board_fragment_shows_the_best_of_k(api: TestClient) -> None:
+    response = api.post(
+        "/api/pointer/tsp",
+        json={"points": POINTS, "decoder": "sample", "samples": 8},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    html = response.text
+    assert "best of 8 samples from the pointer" in html
+    assert html.count('<tr><th scope="row">') == 4  # k = 1, 2, 4, 8
+    greedy_html = api.post(
+        "/api/pointer/tsp", json={"points": POINTS}, headers={"HX-Request": "true"}
+    ).text
+    assert "pb-best-of-k" not in greedy_html
+
+
+def test_best_of_k_rows_measure_the_distance_from_the_reference() -> None:
+    result = tsp_response(
+        [BestOfK(k=1, value=4.4), BestOfK(k=2, value=4.1), BestOfK(k=4, value=3.9)], 4.0
+    )
+    rows = best_of_k_rows(result)
+    assert [r["distance"] for r in rows] == ["+10.00%", "+2.50%", "-2.50%"]
+    assert [r["width"] for r in rows] == [100.0, 25.0, 0.0]
+
+
+def tsp_response(curve: list[BestOfK], reference_length: float) -> TspResponse:
+    """A TspResponse built directly, without a model."""
+    return TspResponse(
+        task="tsp",
+        n=4,
+        decoder="sample",
+        beam_width=1,
+        samples=curve[-1].k,
+        best_of_k=curve,
+        order=[0, 1, 2, 3],
+        steps=[],
+        valid=True,
+        correct=True,
+        gap=0.0,
+        model=ModelInfo(name="pointer-tsp", variant="softmax", pointer="softmax", sha256="0"),
+        server_ms=1.0,
+        length=curve[-1].value,
+        reference=TspReference(
+            order=[0, 1, 2, 3], method="test", optimal=False, length=reference_length
+        ),
+    )

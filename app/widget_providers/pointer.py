@@ -18,6 +18,7 @@ from app.pointer_views import board_figure, result_context, worked_example_conte
 from app.schemas.pointer import (
     MAX_BEAM_WIDTH,
     MAX_INPUTS,
+    MAX_SAMPLES,
     HullResponse,
     PointerResponse,
     PointsRequest,
@@ -80,6 +81,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "min_inputs": 2 if task == "sort" else 3,
         "max_inputs": MAX_INPUTS,
         "max_beam_width": MAX_BEAM_WIDTH,
+        "max_samples": MAX_SAMPLES,
     }
     return {
         "board_id": f"pointer-board-{key}",

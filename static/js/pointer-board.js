@@ -46,7 +46,12 @@
       this.key = this.config.key;
       this.example = structuredClone(this.config.inputs);
       this.inputs = structuredClone(this.config.inputs);
-      this.options = { decoder: "greedy", beam_width: 8, model: this.config.variants[0] || null };
+      this.options = {
+        decoder: "greedy",
+        beam_width: 8,
+        samples: 64,
+        model: this.config.variants[0] || null,
+      };
       this.showExact = true;
       this.step = 0;
       this.result = null;
@@ -69,6 +74,8 @@
         decoder: q("[data-decoder]"),
         beamWidth: q("[data-beam-width]"),
         beamWidthLabel: q("[data-beam-width-label]"),
+        samples: q("[data-samples]"),
+        samplesLabel: q("[data-samples-label]"),
         showExact: q("[data-show-exact]"),
         typed: q("[data-typed]"),
         variants: [...root.querySelectorAll("[data-variant]")],
@@ -107,10 +114,16 @@
       }
       const decoder = params.get(this.param("decoder"));
       if (decoder) {
-        const match = /^(greedy|beam)(\d+)?$/.exec(decoder);
+        const match = /^(greedy|beam|sample)(\d+)?$/.exec(decoder);
         if (match) {
           this.options.decoder = match[1];
-          if (match[2]) this.options.beam_width = Number(match[2]);
+          const count = match[2] ? Number(match[2]) : null;
+          if (count && match[1] === "beam") {
+            this.options.beam_width = Math.min(this.config.max_beam_width, Math.max(1, count));
+          }
+          if (count && match[1] === "sample") {
+            this.options.samples = Math.min(this.config.max_samples, Math.max(1, count));
+          }
           restored = true;
         }
       }
@@ -130,8 +143,8 @@
         ? this.inputs.join(",")
         : this.inputs.map(([x, y]) => `${x},${y}`).join(";");
       params.set(this.param(), encoded);
-      const decoder = this.options.decoder === "beam" ? `beam${this.options.beam_width}` : "greedy";
-      params.set(this.param("decoder"), decoder);
+      const counts = { beam: this.options.beam_width, sample: this.options.samples };
+      params.set(this.param("decoder"), `${this.options.decoder}${counts[this.options.decoder] ?? ""}`);
       if (this.options.model) params.set(this.param("model"), this.options.model);
       params.set(this.param("step"), String(this.step + 1));
       const query = params.toString().replaceAll("%2C", ",").replaceAll("%3B", ";");
@@ -142,6 +155,7 @@
 
     body() {
       const body = { decoder: this.options.decoder, beam_width: this.options.beam_width };
+      if (this.options.decoder === "sample") body.samples = this.options.samples; // seed 0
       if (this.options.model) body.model = this.options.model;
       body[this.isSort ? "values" : "points"] = this.inputs;
       return body;
@@ -250,6 +264,13 @@
         el.beamWidth.value = this.options.beam_width;
         this.changed();
       });
+      el.samples.addEventListener("change", () => {
+        const count = Math.round(Number(el.samples.value));
+        if (!Number.isFinite(count)) return;
+        this.options.samples = Math.min(this.config.max_samples, Math.max(1, count));
+        el.samples.value = this.options.samples;
+        this.changed();
+      });
       for (const radio of el.variants) {
         radio.addEventListener("change", () => {
           if (!radio.checked) return;
@@ -281,6 +302,8 @@
       el.decoder.value = this.options.decoder;
       el.beamWidth.value = this.options.beam_width;
       el.beamWidthLabel.hidden = this.options.decoder !== "beam";
+      el.samples.value = this.options.samples;
+      el.samplesLabel.hidden = this.options.decoder !== "sample";
       for (const radio of el.variants) radio.checked = radio.value === this.options.model;
       this.syncTyped();
     }
