@@ -8,7 +8,8 @@ the call in `model_call(request, budget, cost)`:
 - the rate limiter charges `cost` tokens (one was taken at the door by app.limits.RateLimit):
   a beam-16 translation of 30 words costs as much as ~30 light requests;
 - the worker's `ComputeGate` admits at most `max_concurrent` calls; one more is answered 503
-  with `Retry-After` at once, never queued, so a storm cannot pile up memory or latency;
+  with `Retry-After` on the event loop at once, never queued and never given a thread, so a
+  storm cannot pile up memory or latency;
 - the decoder calls `budget.check` between steps: past the deadline (2 s by default) or once
   the client has disconnected, it raises `ComputeStopped` and the thread is free again.
 """
@@ -93,23 +94,26 @@ class ComputeGate:
 
 
 async def compute_budget(request: Request) -> AsyncIterator[Budget]:
-    """FastAPI dependency (runs on the event loop): a fresh budget, and a watcher that sets
-    `client_gone` when the server reports the client's disconnect. FastAPI has read the whole
-    body before the dependencies run, so the watcher is the only reader of `receive`."""
-    budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
+    """FastAPI dependency, run on the event loop before the route's thread is even asked for:
+    a place in the worker's gate (503 at once when it is full: a refusal costs no thread), a
+    fresh budget, and a watcher that sets `client_gone` when the server reports the client's
+    disconnect. FastAPI has read the whole body before the dependencies run, so the watcher is
+    the only reader of `receive`."""
+    with request.app.state.compute_gate.admit():
+        budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
+        watcher = asyncio.create_task(_watch_disconnect(request, budget))
+        try:
+            yield budget
+        finally:
+            watcher.cancel()
 
-    async def watch() -> None:
-        while True:
-            message = await request.receive()
-            if message["type"] == "http.disconnect":
-                budget.client_gone.set()
-                return
 
-    watcher = asyncio.create_task(watch())
-    try:
-        yield budget
-    finally:
-        watcher.cancel()
+async def _watch_disconnect(request: Request, budget: Budget) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            budget.client_gone.set()
+            return
 
 
 # A route's parameter `budget: ComputeBudget` gets the request's budget.
@@ -118,8 +122,8 @@ ComputeBudget = Annotated[Budget, Depends(compute_budget)]
 
 @contextmanager
 def model_call(request: Request, budget: Budget, cost: int) -> Iterator[Budget]:
-    """Charge the rate limit, take a place in the worker's gate and run the block; a stop
-    raised by `budget.check` inside becomes its HTTP answer."""
+    """Charge the rate limit and run the block; a stop raised by `budget.check` inside becomes
+    its HTTP answer. (The gate was passed in `compute_budget`.)"""
     limiter = request.app.state.rate_limiter
     if limiter is not None and cost > 1:
         client = request.client.host if request.client else "unknown"
@@ -133,11 +137,10 @@ def model_call(request: Request, budget: Budget, cost: int) -> Iterator[Budget]:
                 "fewer inputs, a shorter text).",
                 headers={"Retry-After": str(retry_after)},
             )
-    with request.app.state.compute_gate.admit():
-        try:
-            yield budget
-        except ComputeStopped as stop:
-            raise HTTPException(stop.status, stop.detail) from stop
+    try:
+        yield budget
+    except ComputeStopped as stop:
+        raise HTTPException(stop.status, stop.detail) from stop
 
 
 def pointer_cost(inputs: int, hypotheses: int) -> int:

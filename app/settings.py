@@ -42,7 +42,7 @@ class ServingSettings:
     gzip_min_bytes: int = 1024
     # Model calls one worker runs at once (the rest get 503 + Retry-After at once), and the
     # longest a model call may compute before it is stopped with a 503.
-    max_model_calls: int = 4
+    max_model_calls: int = 2
     compute_deadline_s: float = 2.0
 
     @property

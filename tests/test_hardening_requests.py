@@ -16,6 +16,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio.to_thread
@@ -24,7 +25,14 @@ import torch
 from fastapi.testclient import TestClient
 from starlette.requests import Request
 
-from app.compute import Budget, ComputeStopped, compute_budget, pointer_cost, text_cost
+from app.compute import (
+    Budget,
+    ComputeGate,
+    ComputeStopped,
+    compute_budget,
+    pointer_cost,
+    text_cost,
+)
 from app.main import create_app
 from app.serve import build_config
 from app.services import public_reason
@@ -68,9 +76,9 @@ def serve(checkpoints: Path) -> TestClient:
 # ---- 1. liveness does not wait for the model threads ----
 
 
-def test_healthz_answers_while_every_pool_thread_is_busy(client: TestClient) -> None:
-    """/healthz runs on the event loop: with the thread pool shrunk to one thread and that
-    thread blocked, it still answers at once, while a sync route waits."""
+@contextmanager
+def pool_blocked(client: TestClient) -> Iterator[None]:
+    """The app's thread pool shrunk to one thread, and that thread busy until the block ends."""
     release = threading.Event()
 
     @client.app.get("/test-block")
@@ -78,14 +86,25 @@ def test_healthz_answers_while_every_pool_thread_is_busy(client: TestClient) -> 
         release.wait(10)
         return {"status": "released"}
 
-    def shrink_pool() -> None:
-        anyio.to_thread.current_default_thread_limiter().total_tokens = 1
+    def set_pool(threads: int) -> None:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
 
-    client.portal.call(shrink_pool)
+    client.portal.call(set_pool, 1)
+    blocked = threading.Thread(target=client.get, args=("/test-block",))
+    blocked.start()
+    time.sleep(0.3)
     try:
-        blocked = threading.Thread(target=client.get, args=("/test-block",))
-        blocked.start()
-        time.sleep(0.3)
+        yield
+    finally:
+        release.set()
+        blocked.join()
+        client.portal.call(set_pool, 40)
+
+
+def test_healthz_answers_while_every_pool_thread_is_busy(client: TestClient) -> None:
+    """/healthz runs on the event loop: with the only pool thread blocked it answers at once,
+    while a sync route waits."""
+    with pool_blocked(client):
         started = time.perf_counter()
         health = client.get("/healthz")
         assert health.status_code == 200
@@ -94,15 +113,7 @@ def test_healthz_answers_while_every_pool_thread_is_busy(client: TestClient) -> 
         waiting.start()
         waiting.join(timeout=0.5)
         assert waiting.is_alive(), "the sync /readyz should wait for the blocked thread"
-    finally:
-        release.set()
-        blocked.join()
-        waiting.join()
-
-        def restore_pool() -> None:
-            anyio.to_thread.current_default_thread_limiter().total_tokens = 40
-
-        client.portal.call(restore_pool)
+    waiting.join()
 
 
 # ---- 2. readiness tells the truth ----
@@ -313,9 +324,10 @@ def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient) 
     gate = client.app.state.compute_gate
     gate.in_flight = gate.max_concurrent  # as if that many model calls were running
     try:
-        started = time.perf_counter()
-        busy = client.post("/api/pointer/sort", json=SORT_BODY)
-        assert time.perf_counter() - started < 1.0
+        with pool_blocked(client):  # the refusal needs no thread
+            started = time.perf_counter()
+            busy = client.post("/api/pointer/sort", json=SORT_BODY)
+            assert time.perf_counter() - started < 1.0
     finally:
         gate.in_flight = 0
     assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
@@ -417,6 +429,7 @@ def test_budget_stops_when_the_client_disconnects() -> None:
         app = type("App", (), {})()
         app.state = type("State", (), {})()
         app.state.serving = type("Serving", (), {"compute_deadline_s": 5.0})()
+        app.state.compute_gate = ComputeGate(1)
         request = Request({"type": "http", "app": app, "headers": []}, receive)
         budgets = compute_budget(request)
         budget = await budgets.__anext__()
