@@ -188,6 +188,19 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         (5, 20),
         (20,),
     ),
+    # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
+    # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no
+    # parameters), `--init-from checkpoints/pointer-tsp.safetensors`
+    "pointer-tsp-entmax15": _pointer(
+        "pointer-tsp-entmax15",
+        "tsp",
+        Config(
+            input_dim=2, hidden=128, glimpse_residual=True, embedding_skip=True, pointer="entmax15"
+        ),
+        TrainDefaults(steps=40000, batch_size=128, lr=5e-4, validate_every=250, time_budget_min=60),
+        (5, 20),
+        (20,),
+    ),
     "pointer-sort": _pointer(
         "pointer-sort",
         "sort",
