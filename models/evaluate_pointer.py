@@ -135,12 +135,19 @@ def hull_table(count_for: Callable[[str, int], int]) -> dict:
 
 
 def _model_note(entry: dict) -> str:
-    return (
+    note = (
         f"Model: {entry['parameters']:,} parameters, hidden {entry['config']['hidden']}, "
         f"{entry['steps']:,} steps of batch {entry['batch_size']} "
         f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on one "
         f"CPU thread; pointer {entry['config']['pointer']}."
     )
+    parent = entry.get("init_from") or {}
+    if parent.get("steps") is not None:  # a fine-tune: say what it started from
+        note += (
+            f" Those steps fine-tuned a model trained for {parent['steps']:,} steps "
+            f"({parent['wall_time_s'] / 60:.0f} min) before."
+        )
+    return note
 
 
 def solver_tours(points: np.ndarray, n: int) -> np.ndarray:
