@@ -752,6 +752,15 @@ class _FenchelYoungLossFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor, target: Tensor, alpha: float) -> Tensor:
+        if alpha != 1 and _compiled(z):  # the kernels give p and the loss in one pass
+            scores = z.detach().contiguous().numpy()
+            classes = target.to(torch.int64).contiguous().numpy()
+            p, loss, masked = _kernels.fenchel_young(scores, classes, alpha, _threads())
+            if masked:
+                raise ValueError(_ALL_MASKED)
+            p = torch.from_numpy(p)
+            ctx.save_for_backward(p, target)
+            return torch.from_numpy(loss)
         gold = z.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (rows,)
         p, tau = _mapping_rows(z, alpha)
         if alpha == 1:

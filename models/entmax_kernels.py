@@ -282,7 +282,8 @@ def _gather_blocks(z, kind, alpha, index, v, block_v, block_index):
 
 @njit(cache=True)
 def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
-    """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf).
+    """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf)
+    and n: the support is among the columns index[:n].
 
     On rows longer than _SHORT: the threshold of any subset of the scores is at most the row's
     (fewer terms need a lower τ to reach mass 1). The first pass takes the maximum of every
@@ -297,7 +298,7 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     else:
         row_max, bound, n = _gather_blocks(z, kind, alpha, index, v, block_v, block_index)
     if row_max == -np.inf:
-        return np.nan
+        return np.nan, 0
     out[:] = 0
     if kind == SPARSEMAX:
         tau = _sparsemax_tau(v, n, 1.0, bound)
@@ -314,12 +315,31 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
         for i in range(n):
             if power[i] > 0:
                 out[index[i]] = power[i] / total
-        return tau + scale * row_max
+        return tau + scale * row_max, n
     for i in range(n):
         u = v[i] - tau
         if u > 0:
             out[index[i]] = u if kind == SPARSEMAX else u * u
-    return tau + scale * row_max
+    return tau + scale * row_max, n
+
+
+@njit(cache=True)
+def _fenchel_young_row(z, p, index, n, kind, alpha, target):
+    r"""$L_\alpha(z; y) = (1 - \sum_j p_j^\alpha) / (\alpha(\alpha-1)) + p^\top z - z_y$, summed
+    over the support (the columns index[:n] where p > 0)."""
+    sum_pow, pz = 0.0, 0.0
+    for i in range(n):
+        j = index[i]
+        pj = float(p[j])
+        if pj > 0:
+            pz += pj * z[j]
+            if kind == SPARSEMAX:
+                sum_pow += pj * pj
+            elif kind == ENTMAX15:
+                sum_pow += pj * math.sqrt(pj)
+            else:
+                sum_pow += math.exp(alpha * math.log(pj))
+    return (1.0 - sum_pow) / (alpha * (alpha - 1.0)) + pz - z[target]
 
 
 @njit(cache=True, fastmath=_REORDER)
@@ -349,8 +369,9 @@ def _backward_row(p, grad, kind, alpha, out):
 
 
 @njit(cache=True)
-def _forward_span(z, kind, alpha, out, tau, start, stop):
-    """Rows start..stop; returns how many of them are entirely -inf (their τ is NaN)."""
+def _forward_span(z, kind, alpha, out, tau, start, stop, target, loss):
+    """Rows start..stop; returns how many of them are entirely -inf (their τ is NaN). With
+    targets (loss mode: `target` has one class per row), also each row's Fenchel–Young loss."""
     d = z.shape[1]
     index = np.empty(d, np.int64)
     v = np.empty(d, np.float64)
@@ -359,24 +380,27 @@ def _forward_span(z, kind, alpha, out, tau, start, stop):
     block_index = np.empty(block_v.shape[0], np.int64)
     masked = 0
     for r in range(start, stop):
-        tau[r] = _forward_row(z[r], kind, alpha, out[r], index, v, power, block_v, block_index)
-        masked += np.isnan(tau[r])
+        t, n = _forward_row(z[r], kind, alpha, out[r], index, v, power, block_v, block_index)
+        tau[r] = t
+        if np.isnan(t):
+            masked += 1
+        elif target.shape[0]:
+            loss[r] = _fenchel_young_row(z[r], out[r], index, n, kind, alpha, target[r])
     return masked
 
 
 @njit(cache=True)
-def _forward_serial(z, kind, alpha, out, tau):
-    return _forward_span(z, kind, alpha, out, tau, 0, z.shape[0])
+def _forward_serial(z, kind, alpha, out, tau, target, loss):
+    return _forward_span(z, kind, alpha, out, tau, 0, z.shape[0], target, loss)
 
 
 @njit(cache=True, parallel=True)
-def _forward_parallel(z, kind, alpha, out, tau, chunks):
+def _forward_parallel(z, kind, alpha, out, tau, target, loss, chunks):
     rows = z.shape[0]
     masked = 0
     for c in prange(chunks):
-        masked += _forward_span(
-            z, kind, alpha, out, tau, c * rows // chunks, (c + 1) * rows // chunks
-        )
+        start, stop = c * rows // chunks, (c + 1) * rows // chunks
+        masked += _forward_span(z, kind, alpha, out, tau, start, stop, target, loss)
     return masked
 
 
@@ -405,18 +429,38 @@ def _threads_for(entries: int, rows: int, threads: int) -> int:
     return threads
 
 
+_NO_TARGETS = np.empty(0, np.int64)
+
+
 def forward(z: np.ndarray, alpha: float, threads: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
     """(p, τ, masked) for α > 1 on C-contiguous rows z (rows, d): τ (rows,) in the dtype of z,
     and the number of rows whose every entry is -inf (their p is 0 and τ NaN)."""
     out = np.empty_like(z)
     tau = np.empty(z.shape[0], z.dtype)
+    masked = _run_forward(z, alpha, threads, out, tau, _NO_TARGETS, tau)
+    return out, tau, masked
+
+
+def fenchel_young(
+    z: np.ndarray, target: np.ndarray, alpha: float, threads: int = 1
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(p, loss, masked): α-entmax of the rows z (rows, d) and each row's Fenchel–Young loss
+    against the class target (rows,) int64, in one pass; masked as in `forward`."""
+    out = np.empty_like(z)
+    loss = np.empty(z.shape[0], z.dtype)
+    tau = np.empty(z.shape[0], z.dtype)
+    masked = _run_forward(z, alpha, threads, out, tau, target, loss)
+    return out, loss, masked
+
+
+def _run_forward(z, alpha, threads, out, tau, target, loss) -> int:
     if not z.size:
-        return out, tau, 0
+        return 0
     kind = kind_of(alpha)
     workers = _threads_for(z.size, z.shape[0], threads)
     if workers > 1:
-        return out, tau, _forward_parallel(z, kind, float(alpha), out, tau, workers)
-    return out, tau, _forward_serial(z, kind, float(alpha), out, tau)
+        return _forward_parallel(z, kind, float(alpha), out, tau, target, loss, workers)
+    return _forward_serial(z, kind, float(alpha), out, tau, target, loss)
 
 
 def backward(p: np.ndarray, grad: np.ndarray, alpha: float, threads: int = 1) -> np.ndarray:
@@ -437,6 +481,8 @@ def warm_up() -> None:
         z = np.arange(6, dtype=dtype).reshape(2, 3)
         for alpha in (1.5, 2.0, 1.3):
             p, _, _ = forward(z, alpha)
+            fenchel_young(z, np.zeros(2, np.int64), alpha)
             backward(p, np.ones_like(p), alpha)
-            _forward_parallel(z, kind_of(alpha), alpha, np.empty_like(z), np.empty(2), 1)
+            out, tau = np.empty_like(z), np.empty(2, dtype)
+            _forward_parallel(z, kind_of(alpha), alpha, out, tau, _NO_TARGETS, tau, 1)
             _backward_parallel(p, np.ones_like(p), kind_of(alpha), alpha, np.empty_like(p))

@@ -50,61 +50,14 @@ def alpha_map(scores: torch.Tensor, alpha: float, dim: int = -1) -> torch.Tensor
     return entmax(scores, alpha, dim=dim)
 
 
-def output_distribution(logits: torch.Tensor, alpha: float, top_k: int = 64) -> torch.Tensor:
-    """alpha_map over a large vocabulary, solved on each row's top-k scores when that is exact.
-
-    If the k-th largest score gets probability 0 on the slice, every score outside the slice
-    (all smaller) is outside the support too, so the slice's solution is the full one.
-    """
-    if alpha == 1.0 or logits.shape[-1] <= 2 * top_k:
-        return alpha_map(logits, alpha)
-    top_scores, top_index = logits.topk(top_k, dim=-1)  # (rows, k)
-    p_top = alpha_map(top_scores, alpha)
-    if bool((p_top[:, -1] > 0).any()):
-        return alpha_map(logits, alpha)
-    return torch.zeros_like(logits).scatter(-1, top_index, p_top)
-
-
-def fenchel_young_loss(
-    logits: torch.Tensor, target: torch.Tensor, alpha: float, top_k: int = 128
-) -> torch.Tensor:
+def fenchel_young_loss(logits: torch.Tensor, target: torch.Tensor, alpha: float) -> torch.Tensor:
     """Mean Fenchel-Young loss over targets that are not -100 (alpha = 1: cross-entropy).
 
-    For alpha > 1 and a large vocabulary, most rows' support is a handful of tokens, and the
-    loss (value and gradient p - e_y) depends only on the scores in the support. So each row
-    is first solved on its top-k scores plus the gold score; if the k-th score gets
-    probability 0 there, the whole support is inside the slice and the slice's loss *is* the
-    full loss. Rows where it is not (early in training) fall back to the full vocabulary.
+    On the CPU the entmax kernels give the distribution and the loss in one pass that reads
+    little more than each row's support, so the full vocabulary costs about what softmax does.
     """
     keep = target != -100
-    z, y = logits[keep], target[keep]  # (rows, vocab), (rows,)
-    if alpha == 1.0 or z.shape[-1] <= 2 * top_k:
-        return entmax_loss(z, y, alpha)
-    top = z.detach().topk(top_k, dim=-1).indices  # (rows, k)
-    gold_in_top = top == y[:, None]  # (rows, k)
-    columns = torch.cat([top, y[:, None]], dim=1)  # (rows, k + 1)
-    sliced = z.gather(1, columns)
-    # When the gold token is already in the top-k, its appended copy must not count twice.
-    sliced = torch.cat(
-        [sliced[:, :-1], sliced[:, -1:].masked_fill(gold_in_top.any(1, keepdim=True), -torch.inf)],
-        dim=1,
-    )
-    sliced_target = torch.where(gold_in_top.any(1), gold_in_top.int().argmax(1), top_k)
-    with torch.no_grad():
-        p_top = entmax(sliced[:, :top_k], alpha)  # (rows, k): the scores decide the support
-        inside = p_top[:, -1] == 0  # the k-th largest score is outside the support
-    losses = torch.zeros_like(y, dtype=z.dtype)
-    if inside.any():
-        losses = losses.index_put(
-            (inside.nonzero().squeeze(1),),
-            entmax_loss(sliced[inside], sliced_target[inside], alpha, reduction="none"),
-        )
-    if (~inside).any():
-        losses = losses.index_put(
-            ((~inside).nonzero().squeeze(1),),
-            entmax_loss(z[~inside], y[~inside], alpha, reduction="none"),
-        )
-    return losses.mean()
+    return entmax_loss(logits[keep], target[keep], alpha)
 
 
 @dataclass
@@ -290,7 +243,7 @@ def beam_search(
         k = len(live)
         prev = torch.tensor([h.tokens[-1] if h.tokens else BOS for h in live])
         logits, attention, state = model.step(prev, state, memory.expand(k), attn_alpha)
-        probs = output_distribution(logits, out_alpha)  # (k, vocab)
+        probs = alpha_map(logits, out_alpha)  # (k, vocab)
         attentions.append(attention)
         outputs.append(probs)
         # Only each row's `width` most probable tokens can enter the beam.

@@ -2,9 +2,6 @@
 
 - A search cut off by `max_len` is not exact, whatever the beam held: its live hypotheses
   have nonzero probability and never finished.
-- `output_distribution` solves each row on its top-k scores only when that is exact for the
-  row; a batch that mixes a narrow row with a wide one must still get the full solution on
-  the wide row.
 """
 
 from __future__ import annotations
@@ -17,10 +14,7 @@ from models.seq2seq import (
     EOS,
     Config,
     Seq2Seq,
-    alpha_map,
     beam_search,
-    output_distribution,
-    pad_batch,
 )
 
 
@@ -74,41 +68,3 @@ def test_shipped_sparsemax_inflection_is_exact_only_when_not_cut() -> None:
     for max_len in range(1, longest + 1):  # a length limit that cuts the longest hypothesis
         cut = beam_search(inflector.model, source, width=5, max_len=max_len)
         assert not cut.exact, max_len
-
-
-# ---- output_distribution on a mixed batch ----
-
-
-def mixed_rows(logits: torch.Tensor) -> torch.Tensor:
-    """Each row twice: as given, and cooled so far that its support is wider than any top-k."""
-    return torch.cat([logits, logits * 1e-3])
-
-
-@pytest.mark.parametrize("alpha", [1.5, 2.0, 1.3])
-def test_output_distribution_of_a_batch_mixing_narrow_and_wide_rows(alpha: float) -> None:
-    torch.manual_seed(19)
-    logits = mixed_rows(torch.randn(3, 1000) * 30)  # narrow rows first, then wide ones
-    p = output_distribution(logits, alpha, top_k=64)
-    torch.testing.assert_close(p, alpha_map(logits, alpha), atol=1e-7, rtol=0)
-    assert ((p[3:] > 0).sum(-1) > 64).all()  # the wide rows need more than the top-k
-    assert ((p[:3] > 0).sum(-1) < 64).all()  # the narrow ones fit in it
-
-
-@pytest.mark.parametrize("alpha", [1.5, 2.0])
-def test_shipped_translation_logits_in_a_mixed_batch(alpha: float) -> None:
-    name = f"seq2seq-translate-a{alpha:g}"
-    shipped_ready(name)
-    from models.tasks.translation import Translator
-
-    translator = Translator.load(name)
-    pieces = translator.source_sp.encode("Could not open the file.", out_type=str)
-    source = [translator.source_sp.piece_to_id(p) for p in pieces]
-    best = beam_search(translator.model, source, width=3, max_len=20).hypotheses[0]
-    tgt_in = torch.tensor([[1, *best.tokens]])  # BOS, then the best hypothesis
-
-    with torch.inference_mode():
-        logits = translator.model.teacher_forcing(*pad_batch([source]), tgt_in)[0]
-    rows = mixed_rows(logits)
-    p = output_distribution(rows, alpha)
-    torch.testing.assert_close(p, alpha_map(rows, alpha), atol=1e-7, rtol=0)
-    assert ((p > 0).sum(-1) > 64).any() and ((p > 0).sum(-1) < 64).any()
