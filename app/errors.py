@@ -97,6 +97,8 @@ def _sentence(kind: str, ctx: dict[str, Any], error: dict[str, Any], field: str,
     if kind == "too_long":
         count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
         return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
+    if kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
+        return f"{field} must be a number; got {value!r}."
     if kind == "finite_number":
         return f"{field} must be a finite number, not {value!r}."
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):

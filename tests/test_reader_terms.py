@@ -34,7 +34,7 @@ def client() -> TestClient:
             "`beam_width` must be at most 16",
             "The beam width must be at most 16",
         ),
-        ("/api/entmax", {"scores": [1.0, "x"], "alpha": 1.5}, "`scores[1]`", "Score 2:"),
+        ("/api/entmax", {"scores": [1.0, "x"], "alpha": 1.5}, "`scores[1]`", "Score 2 must be a"),
         ("/api/pointer/sort", {"values": [0.1]}, "`values`", "The list of values needs at least"),
     ],
 )
