@@ -1,15 +1,15 @@
-"""Bounded work per model request: how many model calls a worker runs at once, what a call
-costs against the client's rate limit, how long it may compute, and stopping when the reader
-has gone.
+"""Bounded work per model request: what a call costs, how much model work a worker runs at
+once, how long a call may compute, and stopping when the reader has gone.
 
-A route that runs a model takes `budget: ComputeBudget` (the `compute_budget` dependency) and wraps
-the call in `model_call(request, budget, cost)`:
+A route that runs a model takes `budget: Annotated[Budget, Depends(compute_budget(schema,
+cost))]` and runs the model inside `stops_answered(budget)`, passing `budget.check` down:
 
-- the rate limiter charges `cost` tokens (one was taken at the door by app.limits.RateLimit):
-  a beam-16 translation of 30 words costs as much as ~30 light requests;
-- the worker's `ComputeGate` admits at most `max_concurrent` calls; one more is answered 503
-  with `Retry-After` on the event loop at once, never queued and never given a thread, so a
-  storm cannot pile up memory or latency;
+- `cost` prices the request in rate-limit tokens by its size (a beam-16 translation of 200
+  characters costs 32, a 5-point greedy hull 1); the client's rate limit is charged that much;
+- the worker's `ComputeGate` holds at most `compute_capacity` tokens of work in flight; a call
+  that does not fit gets 503 with `Retry-After` on the event loop at once, never queued and
+  never given a thread, so a storm cannot pile up memory or latency, while light calls from
+  other readers still fit beside a heavy one;
 - the decoder calls `budget.check` between steps: past the deadline (2 s by default) or once
   the client has disconnected, it raises `ComputeStopped` and the thread is free again.
 """
@@ -20,12 +20,13 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TypeVar
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import HTTPException, Request
+from pydantic import BaseModel
 
 # Work units (decoder steps × hypotheses, roughly) that cost one rate-limit token: a 5-point
 # greedy hull or a 5-word greedy translation costs 1, the largest beam-16 requests ~25-32.
@@ -68,44 +69,86 @@ class Budget:
 
 
 class ComputeGate:
-    """At most `max_concurrent` model calls in this worker; the next one is refused at once."""
+    """At most `capacity` tokens of model work in flight in this worker (a call costs what it
+    costs against the rate limit): many light calls at once, or a couple of the largest. A
+    call that does not fit is refused at once; one larger than the whole capacity runs when
+    nothing else does."""
 
-    def __init__(self, max_concurrent: int) -> None:
-        self.max_concurrent = max_concurrent
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
         self.in_flight = 0
         self._lock = threading.Lock()
 
     @contextmanager
-    def admit(self) -> Iterator[None]:
+    def admit(self, tokens: int = 1) -> Iterator[None]:
         with self._lock:
-            if self.in_flight >= self.max_concurrent:
+            if self.in_flight and self.in_flight + tokens > self.capacity:
                 raise HTTPException(
                     503,
                     "The server is busy with other model requests; "
                     f"try again in {BUSY_RETRY_AFTER_S} s.",
                     headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
                 )
-            self.in_flight += 1
+            self.in_flight += tokens
         try:
             yield
         finally:
             with self._lock:
-                self.in_flight -= 1
+                self.in_flight -= tokens
 
 
-async def compute_budget(request: Request) -> AsyncIterator[Budget]:
-    """FastAPI dependency, run on the event loop before the route's thread is even asked for:
-    a place in the worker's gate (503 at once when it is full: a refusal costs no thread), a
-    fresh budget, and a watcher that sets `client_gone` when the server reports the client's
-    disconnect. FastAPI has read the whole body before the dependencies run, so the watcher is
-    the only reader of `receive`."""
-    with request.app.state.compute_gate.admit():
-        budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
-        watcher = asyncio.create_task(_watch_disconnect(request, budget))
-        try:
-            yield budget
-        finally:
-            watcher.cancel()
+RequestT = TypeVar("RequestT", bound=BaseModel)
+
+
+def compute_budget(
+    schema: type[RequestT], cost: Callable[[RequestT], int]
+) -> Callable[[Request], AsyncIterator[Budget]]:
+    """A FastAPI dependency for a route whose body is `schema`, run on the event loop before
+    the route gets a thread: it prices the request with `cost`, charges the client's rate
+    limit, takes that many tokens in the worker's gate (refusals are answered at once and cost
+    no thread), and yields a fresh budget with a watcher that sets `client_gone` when the
+    server reports the client's disconnect."""
+
+    async def dependency(request: Request) -> AsyncIterator[Budget]:
+        tokens = _price(schema, cost, await request.body())
+        _charge(request, tokens)
+        with request.app.state.compute_gate.admit(tokens):
+            budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
+            # FastAPI has read the whole body by now: the watcher is the only reader left.
+            watcher = asyncio.create_task(_watch_disconnect(request, budget))
+            try:
+                yield budget
+            finally:
+                watcher.cancel()
+
+    return dependency
+
+
+def _price(schema: type[RequestT], cost: Callable[[RequestT], int], body: bytes) -> int:
+    """The request's cost in tokens; 1 for a body that does not validate (FastAPI answers it
+    with a 422 right after the dependencies)."""
+    try:
+        return cost(schema.model_validate_json(body))
+    except ValueError:
+        return 1
+
+
+def _charge(request: Request, tokens: int) -> None:
+    """The door (app.limits.RateLimit) took one token; take the rest of the request's cost."""
+    limiter = request.app.state.rate_limiter
+    if limiter is None or tokens <= 1:
+        return
+    client = request.client.host if request.client else "unknown"
+    wait_s = limiter.acquire(client, tokens=tokens - 1)
+    if wait_s > 0:
+        retry_after = max(1, math.ceil(wait_s))
+        raise HTTPException(
+            429,
+            f"This request costs {tokens} requests' worth of the rate limit and your address "
+            f"has used its share; wait {retry_after} s, or ask for less (a narrower beam, "
+            "fewer inputs, a shorter text).",
+            headers={"Retry-After": str(retry_after)},
+        )
 
 
 async def _watch_disconnect(request: Request, budget: Budget) -> None:
@@ -116,27 +159,9 @@ async def _watch_disconnect(request: Request, budget: Budget) -> None:
             return
 
 
-# A route's parameter `budget: ComputeBudget` gets the request's budget.
-ComputeBudget = Annotated[Budget, Depends(compute_budget)]
-
-
 @contextmanager
-def model_call(request: Request, budget: Budget, cost: int) -> Iterator[Budget]:
-    """Charge the rate limit and run the block; a stop raised by `budget.check` inside becomes
-    its HTTP answer. (The gate was passed in `compute_budget`.)"""
-    limiter = request.app.state.rate_limiter
-    if limiter is not None and cost > 1:
-        client = request.client.host if request.client else "unknown"
-        wait_s = limiter.acquire(client, tokens=cost - 1)
-        if wait_s > 0:
-            retry_after = max(1, math.ceil(wait_s))
-            raise HTTPException(
-                429,
-                f"This request costs {cost} requests' worth of the rate limit and your address "
-                f"has used its share; wait {retry_after} s, or ask for less (a narrower beam, "
-                "fewer inputs, a shorter text).",
-                headers={"Retry-After": str(retry_after)},
-            )
+def stops_answered(budget: Budget) -> Iterator[Budget]:
+    """Run a model call; a stop raised by `budget.check` inside becomes its HTTP answer."""
     try:
         yield budget
     except ComputeStopped as stop:

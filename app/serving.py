@@ -36,7 +36,7 @@ def install_serving(app: FastAPI, settings: ServingSettings) -> None:
     """Add the middleware stack (see the module docstring) and document the limits' answers."""
     configure_logging()
     app.state.serving = settings
-    app.state.compute_gate = ComputeGate(settings.max_model_calls)
+    app.state.compute_gate = ComputeGate(settings.compute_capacity)
     app.state.rate_limiter = None
     if settings.rate_limited:
         limiter = app.state.rate_limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
@@ -61,8 +61,7 @@ def _document_limits(app: FastAPI, settings: ServingSettings) -> None:
         '`{"detail": "<sentence>"}`'
     }
     not_json = {
-        "description": "The body was sent as something other than JSON; "
-        '`{"detail": "<sentence>"}`'
+        "description": 'The body was sent as something other than JSON; `{"detail": "<sentence>"}`'
     }
     too_many = {
         "description": "Too many requests from this client; wait `Retry-After` seconds. "

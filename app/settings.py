@@ -40,9 +40,10 @@ class ServingSettings:
     # Origins allowed to call the API from other sites; empty means same-origin only.
     cors_origins: tuple[str, ...] = ()
     gzip_min_bytes: int = 1024
-    # Model calls one worker runs at once (the rest get 503 + Retry-After at once), and the
-    # longest a model call may compute before it is stopped with a 503.
-    max_model_calls: int = 2
+    # Model work one worker runs at once, in rate-limit tokens (app.compute): two of the
+    # largest requests, or dozens of light ones; what does not fit gets 503 + Retry-After at
+    # once. And the longest a model call may compute before it is stopped with a 503.
+    compute_capacity: int = 64
     compute_deadline_s: float = 2.0
 
     @property
@@ -60,7 +61,9 @@ class ServingSettings:
             torch_threads=int(_number(env, "PAPERTRACE_TORCH_THREADS", cls.torch_threads, 1)),
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             gzip_min_bytes=int(_number(env, "PAPERTRACE_GZIP_MIN_BYTES", cls.gzip_min_bytes, 0)),
-            max_model_calls=int(_number(env, "PAPERTRACE_MAX_MODEL_CALLS", cls.max_model_calls, 1)),
+            compute_capacity=int(
+                _number(env, "PAPERTRACE_COMPUTE_CAPACITY", cls.compute_capacity, 1)
+            ),
             compute_deadline_s=_number(
                 env, "PAPERTRACE_COMPUTE_DEADLINE_S", cls.compute_deadline_s, 0.05
             ),

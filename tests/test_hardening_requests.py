@@ -18,10 +18,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio.to_thread
 import pytest
 import torch
+from fastapi import HTTPException
 from fastapi.testclient import TestClient
 from starlette.requests import Request
 
@@ -34,6 +36,7 @@ from app.compute import (
     text_cost,
 )
 from app.main import create_app
+from app.schemas.entmax import EntmaxRequest
 from app.serve import build_config
 from app.services import public_reason
 from models.checkpoints import build_model, save_checkpoint
@@ -322,7 +325,7 @@ def test_forwarded_headers_are_off_unless_proxies_are_named() -> None:
 
 def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient) -> None:
     gate = client.app.state.compute_gate
-    gate.in_flight = gate.max_concurrent  # as if that many model calls were running
+    gate.in_flight = gate.capacity  # as if that much model work were running
     try:
         with pool_blocked(client):  # the refusal needs no thread
             started = time.perf_counter()
@@ -335,10 +338,24 @@ def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient) 
     assert client.post("/api/pointer/sort", json=SORT_BODY).status_code == 200
 
 
+def test_the_gate_fits_light_calls_beside_heavy_ones() -> None:
+    gate = ComputeGate(64)
+    with gate.admit(32), gate.admit(31), gate.admit(1):
+        with pytest.raises(HTTPException) as full:
+            with gate.admit(1):
+                pass
+        assert full.value.status_code == 503 and full.value.headers == {"Retry-After": "1"}
+    assert gate.in_flight == 0
+    with gate.admit(100):  # larger than the whole gate: runs alone
+        with pytest.raises(HTTPException):
+            with gate.admit(1):
+                pass
+
+
 def test_concurrent_calls_over_the_cap_are_refused_while_one_runs(
     checkpoints: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PAPERTRACE_MAX_MODEL_CALLS", "1")
+    monkeypatch.setenv("PAPERTRACE_COMPUTE_CAPACITY", "1")  # one light call fills it
     inside, release = threading.Event(), threading.Event()
     import app.pointer_service as pointer_service
 
@@ -418,11 +435,14 @@ def test_a_decode_past_its_deadline_is_stopped_with_a_503(
 
 def test_budget_stops_when_the_client_disconnects() -> None:
     async def scenario() -> Budget:
-        messages = [{"type": "http.disconnect"}]
+        messages = [
+            {"type": "http.request", "body": b"{}", "more_body": False},
+            {"type": "http.disconnect"},
+        ]
 
-        async def receive() -> dict[str, str]:
+        async def receive() -> dict[str, Any]:
             if messages:
-                return messages.pop()
+                return messages.pop(0)
             await asyncio.sleep(10)
             raise AssertionError("unreachable")
 
@@ -430,8 +450,9 @@ def test_budget_stops_when_the_client_disconnects() -> None:
         app.state = type("State", (), {})()
         app.state.serving = type("Serving", (), {"compute_deadline_s": 5.0})()
         app.state.compute_gate = ComputeGate(1)
+        app.state.rate_limiter = None
         request = Request({"type": "http", "app": app, "headers": []}, receive)
-        budgets = compute_budget(request)
+        budgets = compute_budget(EntmaxRequest, lambda body: 1)(request)
         budget = await budgets.__anext__()
         await asyncio.sleep(0.05)
         with pytest.raises(StopAsyncIteration):

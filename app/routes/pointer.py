@@ -6,11 +6,11 @@ board's HTML fragment (templates/partials/pointer/result.html).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 
-from app.compute import Budget, ComputeBudget, model_call, pointer_cost
+from app.compute import Budget, compute_budget, pointer_cost, stops_answered
 from app.pointer_service import hypotheses, solve, task_models
 from app.pointer_views import result_context
 from app.schemas.pointer import (
@@ -41,13 +41,21 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+def request_cost(body: PointsRequest | ValuesRequest) -> int:
+    """Rate-limit tokens and gate share: inputs × the hypotheses the decoder carries."""
+    inputs = len(body.points) if isinstance(body, PointsRequest) else len(body.values)
+    return pointer_cost(inputs, hypotheses(body))
+
+
+PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest, request_cost))]
+ValuesBudget = Annotated[Budget, Depends(compute_budget(ValuesRequest, request_cost))]
+
+
 def respond(
     request: Request, task: Task, body: PointsRequest | ValuesRequest, budget: Budget
 ) -> Any:
-    inputs = len(body.points) if isinstance(body, PointsRequest) else len(body.values)
-    width = hypotheses(body)
     try:
-        with model_call(request, budget, pointer_cost(inputs, width)):
+        with stops_answered(budget):
             result: PointerResponse = solve(request.app.state.registry, task, body, budget.check)
     except ModelUnavailable as exc:
         raise HTTPException(
@@ -63,21 +71,21 @@ def respond(
 
 
 @router.post("/hull", response_model=HullResponse, responses=ERRORS)
-def convex_hull(body: PointsRequest, request: Request, budget: ComputeBudget) -> Any:
+def convex_hull(body: PointsRequest, request: Request, budget: PointsBudget) -> Any:
     """Decode the convex hull of the points: vertices counter-clockwise, beside the exact hull
     (monotone chain)."""
     return respond(request, "hull", body, budget)
 
 
 @router.post("/tsp", response_model=TspResponse, responses=ERRORS)
-def travelling_salesman(body: PointsRequest, request: Request, budget: ComputeBudget) -> Any:
+def travelling_salesman(body: PointsRequest, request: Request, budget: PointsBudget) -> Any:
     """Decode a closed tour through the points, beside Held–Karp (n ≤ 12, exact) or the best of
     two classical tours polished by 2-opt."""
     return respond(request, "tsp", body, budget)
 
 
 @router.post("/sort", response_model=SortResponse, responses=ERRORS)
-def sort_values(body: ValuesRequest, request: Request, budget: ComputeBudget) -> Any:
+def sort_values(body: ValuesRequest, request: Request, budget: ValuesBudget) -> Any:
     """Decode the values in ascending order; `model: "entmax15"` uses the sparse pointer."""
     return respond(request, "sort", body, budget)
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from app import seq2seq_service as service
-from app.compute import Budget, ComputeBudget, model_call, text_cost
+from app.compute import Budget, compute_budget, stops_answered, text_cost
 from app.schemas.seq2seq import (
     InflectRequest,
     InflectResponse,
@@ -28,6 +28,16 @@ router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 RequestT = TypeVar("RequestT", InflectRequest, TranslateRequest)
+
+
+def request_cost(payload: InflectRequest | TranslateRequest) -> int:
+    """Rate-limit tokens and gate share: characters × beam width."""
+    text = payload.text if isinstance(payload, TranslateRequest) else payload.lemma
+    return text_cost(len(text), payload.beam_width)
+
+
+InflectBudget = Annotated[Budget, Depends(compute_budget(InflectRequest, request_cost))]
+TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest, request_cost))]
 
 ERRORS = {
     422: {"description": "A sentence saying what to change in the request"},
@@ -45,14 +55,12 @@ ERRORS = {
 
 def run_or_explain(
     run: Callable[[ModelRegistry, RequestT, Callable[[], None]], Seq2SeqResponse],
-    request: Request,
     registry: ModelRegistry,
     payload: RequestT,
     budget: Budget,
 ) -> Seq2SeqResponse:
-    text = payload.text if isinstance(payload, TranslateRequest) else payload.lemma
     try:
-        with model_call(request, budget, text_cost(len(text), payload.beam_width)):
+        with stops_answered(budget):
             return run(registry, payload, budget.check)
     except service.InvalidSeq2SeqInput as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
@@ -74,21 +82,21 @@ def respond(request: Request, response: Seq2SeqResponse) -> Seq2SeqResponse | HT
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
 def inflect(
-    request: Request, payload: InflectRequest, registry: Registry, budget: ComputeBudget
+    request: Request, payload: InflectRequest, registry: Registry, budget: InflectBudget
 ) -> Seq2SeqResponse | HTMLResponse:
     """Inflect a lemma: the n-best forms and, per output character, attention and output
     distributions with their support sizes; beside them the lexicon's forms for the cell, the
     lemma's split and whether the best form is right."""
-    return respond(request, run_or_explain(service.inflect, request, registry, payload, budget))
+    return respond(request, run_or_explain(service.inflect, registry, payload, budget))
 
 
 @router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
 def translate(
-    request: Request, payload: TranslateRequest, registry: Registry, budget: ComputeBudget
+    request: Request, payload: TranslateRequest, registry: Registry, budget: TranslateBudget
 ) -> Seq2SeqResponse | HTMLResponse:
     """Translate an English sentence to German: the n-best and the per-subword trace; when the
     sentence is in the corpus, its translation there, its split and whether the best matches."""
-    return respond(request, run_or_explain(service.translate, request, registry, payload, budget))
+    return respond(request, run_or_explain(service.translate, registry, payload, budget))
 
 
 @router.get("/options", response_model=OptionsResponse)
