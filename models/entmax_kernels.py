@@ -36,6 +36,8 @@ are cached on disk (`cache=True`) and `warm_up()` compiles them ahead of the fir
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 
 import numba
@@ -421,7 +423,7 @@ def _backward_parallel(p, grad, kind, alpha, out):
 
 
 def _threads_for(entries: int, rows: int, threads: int) -> int:
-    if threads <= 1 or rows < 2 or entries < _PARALLEL_MIN_ENTRIES:
+    if threads <= 1 or rows < 2 or entries < _PARALLEL_MIN_ENTRIES or not _parallel_works():
         return 1
     threads = min(threads, rows, numba.config.NUMBA_NUM_THREADS)
     if numba.get_num_threads() != threads:
@@ -475,6 +477,24 @@ def backward(p: np.ndarray, grad: np.ndarray, alpha: float, threads: int = 1) ->
     return out
 
 
+@functools.cache
+def _parallel_works() -> bool:
+    """Whether the parallel kernels run here (they need a thread-safe layer: OpenMP or TBB);
+    compiles them for both dtypes on the first call. Without one, everything runs serially."""
+    try:
+        for dtype in (np.float32, np.float64):
+            z = np.arange(6, dtype=dtype).reshape(2, 3)
+            for alpha in (1.5, 2.0, 1.3):
+                kind = kind_of(alpha)
+                out, tau = np.empty_like(z), np.empty(2, dtype)
+                _forward_parallel(z, kind, alpha, out, tau, _NO_TARGETS, tau, 1)
+                _backward_parallel(out, np.ones_like(out), kind, alpha, np.empty_like(out))
+    except Exception:  # numba raises its own errors when no threading layer loads
+        logging.getLogger(__name__).warning("entmax kernels: no thread-safe layer; serial only")
+        return False
+    return True
+
+
 def warm_up() -> None:
     """Compile (or load from the disk cache) every kernel for float32 and float64."""
     for dtype in (np.float32, np.float64):
@@ -483,6 +503,4 @@ def warm_up() -> None:
             p, _, _ = forward(z, alpha)
             fenchel_young(z, np.zeros(2, np.int64), alpha)
             backward(p, np.ones_like(p), alpha)
-            out, tau = np.empty_like(z), np.empty(2, dtype)
-            _forward_parallel(z, kind_of(alpha), alpha, out, tau, _NO_TARGETS, tau, 1)
-            _backward_parallel(p, np.ones_like(p), kind_of(alpha), alpha, np.empty_like(p))
+    _parallel_works()
