@@ -7,8 +7,9 @@
 mutmut 3 reads its settings from pyproject.toml and mutates in place under `mutants/`, so each
 target runs in a scratch copy of the repository, build/mutmut/<target>/, whose pyproject.toml
 gets a [tool.mutmut] section naming the one module to mutate and the tests that exercise it.
-A run cut by the budget keeps the results it has; running the same command again resumes it
-(mutmut skips mutants that already have a result). The survivors report is written to
+Each run starts afresh, since results from older tests would be stale; a run cut by the
+budget keeps what it has, and `--resume` carries on from there (mutmut skips mutants that
+already have a result). The survivors report is written to
 build/mutmut/<target>/survivors.md: the score, then each surviving mutant's diff. Triaged
 survivors (equivalent mutants, with the reason) are listed in tools/mutation-survivors.md.
 """
@@ -86,9 +87,11 @@ def mutmut_section(target: Target) -> str:
     )
 
 
-def prepare(name: str, target: Target) -> Path:
-    """The scratch copy for one target; the sources are refreshed, mutmut's results kept."""
+def prepare(name: str, target: Target, resume: bool) -> Path:
+    """The scratch copy for one target, with today's sources and tests."""
     scratch = SCRATCH / name
+    if not resume:
+        shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True, exist_ok=True)
     for folder in COPIED:
         shutil.rmtree(scratch / folder, ignore_errors=True)
@@ -159,6 +162,7 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=900, help="wall time for all targets")
     parser.add_argument("--workers", type=int, default=1, help="mutants tested at once")
     parser.add_argument("--report-only", action="store_true", help="do not run; report only")
+    parser.add_argument("--resume", action="store_true", help="keep an earlier run's results")
     args = parser.parse_args()
     unknown = set(args.targets) - TARGETS.keys()
     if unknown:
@@ -168,7 +172,7 @@ def main() -> None:
     deadline = time.monotonic() + args.budget_s
     for name in args.targets or list(TARGETS):
         start = time.monotonic()
-        scratch = SCRATCH / name if args.report_only else prepare(name, TARGETS[name])
+        scratch = SCRATCH / name if args.report_only else prepare(name, TARGETS[name], args.resume)
         left = deadline - start
         if not args.report_only and left > 0:
             log = mutmut(scratch, "run", "--max-children", str(args.workers), timeout_s=left)
