@@ -6,6 +6,8 @@ shipped files agree with the data code and with the models they judge."""
 from __future__ import annotations
 
 import lzma
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,25 @@ def test_the_shipped_files_are_compact() -> None:
         assert entry["size_bytes"] < 2_000_000, name
         document = lzma.decompress((CHECKPOINT_DIR / entry["file"]).read_bytes())
         assert len(document) > 3 * entry["size_bytes"], name
+
+
+@needs_shipped
+def test_the_lookups_load_without_the_data_tools() -> None:
+    """The server has no [dev] extra: with the lexicon packages unimportable, both files still
+    load and answer."""
+    script = (
+        "import sys\n"
+        "for name in ('lemminflect', 'german_nouns', 'mlconjug3', 'sacrebleu', 'wordfreq'):\n"
+        "    sys.modules[name] = None\n"
+        "from models.checkpoints import read_manifest\n"
+        "from models.references import NAMES, load_reference\n"
+        "manifest = read_manifest()\n"
+        "lexicon = load_reference(manifest[NAMES['inflection']])\n"
+        "corpus = load_reference(manifest[NAMES['translation']])\n"
+        "print(lexicon.lookup('en', 'go', 'V;PST').forms, corpus.lookup('Open File').text)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == "('went',) Datei öffnen"
