@@ -7,10 +7,10 @@ compact files beside the checkpoints, and the server reads only those:
 
 - ``seq2seq-inflect-reference.json.xz``: every (language, lemma, features) cell of the lexicon
   in ``models.tasks.inflection`` (all of it, not only the sampled training sets), the split of
-  each lemma, and which cells each training set (``high``, ``medium``, …) holds. A form is
-  stored as an edit of its lemma (drop the last k letters, append a suffix), and the edits of a
-  whole paradigm are stored once and shared by every lemma that inflects the same way, which
-  takes 2.7 million cells from about 100 MB of text to a file of a few hundred kilobytes.
+  each lemma, and which cells each training set (``high``, ``medium``, ``full``) holds. A form
+  is stored as an edit of its lemma (drop the last k letters, append a suffix), and the edits of
+  a whole paradigm are stored once and shared by every lemma that inflects the same way, which
+  takes 2.7 million cells from about 100 MB of text to a file of about 1 MB.
 - ``seq2seq-translate-reference.json.xz``: every (source, target) pair of the translation
   corpus in ``models.tasks.translation``, by split, with the corpus sha256.
 
@@ -46,10 +46,6 @@ FORMATS = {
 _EDIT = re.compile(r"(\d+)(\D*)")
 
 
-def file_name(task: str) -> str:
-    return f"{NAMES[task]}.json.xz"
-
-
 # --- inflection ------------------------------------------------------------------------------
 
 
@@ -83,7 +79,6 @@ class InflectionLexicon:
 
     def __init__(self, document: dict) -> None:
         check_format(document, "inflection")
-        self.packages: dict[str, str] = document["packages"]
         self.training_sets: list[str] = document["training_sets"]
         self._languages: dict[str, dict] = document["languages"]
         self._cell_index = {
@@ -183,7 +178,6 @@ class TranslationCorpus:
 
     def __init__(self, document: dict) -> None:
         check_format(document, "translation")
-        self.corpus_sha256: str = document["corpus_sha256"]
         self._pairs = {
             source: (split, target)
             for split, pairs in document["pairs"].items()
@@ -222,7 +216,7 @@ def check_format(document: dict, task: str) -> None:
 
 def write_reference(task: str, document: dict, data: dict, directory: Path) -> dict:
     """Write the file atomically and enter it in the manifest; return the manifest entry."""
-    path = directory / file_name(task)
+    path = directory / f"{NAMES[task]}.json.xz"
     raw = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     tmp = directory / f".{path.name}.tmp"
     tmp.write_bytes(lzma.compress(raw.encode(), preset=9))
