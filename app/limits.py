@@ -9,6 +9,7 @@ balancer spreads over them gets up to N times the configured rate.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import threading
@@ -182,3 +183,20 @@ class RateLimit:
 def set_torch_threads(threads: int) -> None:
     """Intra-op threads for this process; the value from $PAPERTRACE_TORCH_THREADS."""
     torch.set_num_threads(threads)
+
+
+# glibc's mallopt parameter for the number of malloc arenas (malloc.h).
+M_ARENA_MAX = -8
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas for this process. By default glibc gives each busy thread
+    its own arena (up to 8 per core) and keeps their freed pages, so a worker that ran a few
+    large decodes on different threads stays large when idle (measured: 478 MB idle, 820-860 MB
+    after a storm and 5 s of rest; with two arenas 660 MB). False where libc is not glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(M_ARENA_MAX, arenas))
+    except (OSError, AttributeError):
+        return False

@@ -20,7 +20,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware.gzip import GZipMiddleware
 
 from app.compute import ComputeGate
-from app.limits import API_PREFIX, BodySizeLimit, RateLimit, RateLimiter, set_torch_threads
+from app.limits import (
+    API_PREFIX,
+    BodySizeLimit,
+    RateLimit,
+    RateLimiter,
+    limit_malloc_arenas,
+    set_torch_threads,
+)
 from app.observability import AccessLog, configure_logging, install_metrics
 from app.security import SecurityHeaders, allow_cross_origin
 from app.settings import ServingSettings
@@ -92,6 +99,7 @@ async def warm_up(app: FastAPI, settings: ServingSettings, *large_files: Precomp
     compiled, every manifest model loaded and verified (a failing one is disabled and logged;
     start-up goes on), and the large static files compressed."""
     set_torch_threads(settings.torch_threads)
+    limit_malloc_arenas()
     await run_in_threadpool(compile_entmax_kernels)
     await run_in_threadpool(app.state.registry.warm)
     for large_file in large_files:
