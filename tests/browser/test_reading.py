@@ -169,7 +169,7 @@ def test_boards_have_a_legend_and_a_focus_ring_unlike_chosen(tracked_page: Track
     page.keyboard.press("ArrowRight")  # a key press makes the focus ring :focus-visible
     ring = hull.locator("[data-layer=points] [data-index]:focus .pb-grab")
     focus = ring.evaluate("e => getComputedStyle(e).stroke")
-    chosen = hull.locator(".pb-legend .pb-chosen-mark").evaluate("e => getComputedStyle(e).fill")
+    chosen = hull.locator(".pb-legend .pb-key-chosen").evaluate("e => getComputedStyle(e).fill")
     assert focus not in ("none", chosen), (focus, chosen)
 
 
@@ -216,3 +216,18 @@ def test_without_script_the_figures_are_drawn_and_the_address_is_honoured(
     expect(playground.locator("[data-entmax-alpha-value]")).to_have_text("2.00")
     expect(playground.locator("[data-entmax-support]")).to_have_text("2")
     context.close()
+
+
+def test_play_and_pause_do_not_move_the_slider(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto("/papers/pointer-networks")
+    board = page.locator("#pointer-board-hull")
+    board.scroll_into_view_if_needed()
+    wait_for_answer(page, board, 5)
+    play, slider = board.locator("[data-play]"), board.locator("[data-step]")
+    before = (play.bounding_box(), slider.bounding_box())
+    play.click()
+    expect(play).to_have_text("Pause")
+    after = (play.bounding_box(), slider.bounding_box())
+    assert before[0]["width"] == after[0]["width"] and before[1]["x"] == after[1]["x"]
+    tracked_page.assert_clean()
