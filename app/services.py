@@ -44,10 +44,15 @@ def register_loader(family: str) -> Callable[[Loader], Loader]:
 ABSOLUTE_PATH = re.compile(r"(?:/[^/\s'\"]+)+/([^/\s'\"]+)")
 
 
+def without_paths(message: str) -> str:
+    """`message` with every absolute path cut to its file name."""
+    return ABSOLUTE_PATH.sub(r"\1", message)
+
+
 def public_reason(message: str) -> str:
     """A failure as readers may see it: absolute paths cut to the file name, no final period
     (the sentences that quote a reason add their own)."""
-    return ABSOLUTE_PATH.sub(r"\1", message).strip().rstrip(".")
+    return without_paths(message).strip().rstrip(".")
 
 
 class ModelUnavailable(RuntimeError):

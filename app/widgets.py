@@ -24,7 +24,7 @@ from typing import Any
 from jinja2 import Environment, TemplateNotFound
 
 from app.content import WidgetCall
-from app.services import ModelRegistry
+from app.services import ModelRegistry, without_paths
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class WidgetRenderer:
     def error(self, call: WidgetCall, message: str, command: str | None = None) -> str:
         template = self.templates.get_template("partials/widgets/_error.html")
         return template.render(
-            message=message,
+            message=without_paths(message),  # readers never see where the server keeps files
             command=command,
             source=call.source,
             widget=call.name,

@@ -558,3 +558,23 @@ def test_the_largest_translation_fragment_stays_under_a_megabyte(
     assert len(fragment.content) < 1_000_000
     if len(full["steps"]) > 48 or len(full["source_tokens"]) > 48:
         assert "the JSON answer" in fragment.text and "shows the first 48" in fragment.text
+
+
+def test_widget_error_boxes_never_show_server_paths(tmp_path: Path) -> None:
+    """A results file the server cannot read (here a folder where the file should be, whose
+    OSError names the absolute path): the box names the file, not where it lives."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURE_CONTENT, content)
+    results = content / "results"
+    results.mkdir(exist_ok=True)
+    shutil.rmtree(results / "pointer.json", ignore_errors=True)
+    (results / "pointer.json").unlink(missing_ok=True)
+    (results / "pointer.json").mkdir()
+    front = (FIXTURE_CONTENT / "alpha-paper.md").read_text(encoding="utf-8").split("\n---\n")[0]
+    widget = "```widget\nname: results-table\nsource: pointer\ntable: hull\n```\n"
+    (content / "tables.md").write_text(f"{front}\n---\n\n## Tables\n\n{widget}", "utf-8")
+    with TestClient(create_app(content, tmp_path / "no-checkpoints")) as client:
+        page = client.get("/papers/tables")
+    assert page.status_code == 200
+    assert "is unreadable" in page.text and "pointer.json" in page.text
+    assert str(tmp_path) not in page.text
