@@ -70,15 +70,19 @@ CHECKS = [
 
 
 def fuzzed_app() -> Any:
-    """The site as served (content/ and checkpoints/), without the rate limit: a fuzzer is
-    one very fast client, and a 429 would hide the answers under test."""
-    os.environ["PAPERTRACE_RATE_LIMIT"] = "0"
+    """The site as served (content/ and checkpoints/), without the rate limit and with a
+    generous compute deadline: a fuzzer is one very fast client whose largest requests may take
+    over 2 s on a busy CI machine, and a 429 or a deadline 503 would hide the answers under
+    test (tests/test_hardening_requests.py tests both limits)."""
+    limits = {"PAPERTRACE_RATE_LIMIT": "0", "PAPERTRACE_COMPUTE_DEADLINE_S": "60"}
+    os.environ.update(limits)
     try:
         from app.main import create_app
 
         return create_app()
     finally:
-        del os.environ["PAPERTRACE_RATE_LIMIT"]
+        for name in limits:
+            del os.environ[name]
 
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", fuzzed_app())
