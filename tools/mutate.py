@@ -141,10 +141,10 @@ def write_report(name: str, scratch: Path, elapsed_s: float) -> str:
     killed = counts.get("killed", 0) + counts.get("timeout", 0)
     tried = sum(n for status, n in counts.items() if status != "not checked")
     score = f"{killed}/{tried} killed ({100 * killed / tried:.0f}%)" if tried else "nothing tried"
+    tally = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no results"
     summary = (
-        f"{name} ({TARGETS[name].module}): {score}; {len(result)} mutants, "
-        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        + f"; {elapsed_s:.0f} s this run"
+        f"{name} ({TARGETS[name].module}): {score}; {len(result)} mutants ({tally}); "
+        f"{elapsed_s:.0f} s this run"
     )
     lines = [f"# Mutation survivors: {name}", "", summary, ""]
     for mutant, status in sorted(result.items()):
