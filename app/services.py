@@ -41,7 +41,8 @@ def register_loader(family: str) -> Callable[[Loader], Loader]:
 
 # An absolute path in an error message ("/srv/app/checkpoints/x.safetensors"): readers see
 # the file's name only, never where the server keeps it.
-ABSOLUTE_PATH = re.compile(r"(?:/[^/\s'\"]+)+/([^/\s'\"]+)")
+# (A relative path such as content/results/x.json is left alone: it says where to look.)
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~-])(?:/[^/\s'\"]+)+/([^/\s'\"]+)")
 
 
 def without_paths(message: str) -> str:

@@ -293,6 +293,8 @@ def test_unavailable_models_never_show_server_paths(checkpoints: Path) -> None:
 def test_public_reason_cuts_paths_to_file_names() -> None:
     reason = public_reason("Checkpoint file /srv/app/checkpoints/x.safetensors is missing.")
     assert reason == "Checkpoint file x.safetensors is missing"
+    relative = "content/results/demo.json has no table “absent”."
+    assert public_reason(relative) == relative.rstrip(".")
 
 
 # ---- 10. redirects do not reflect Host; Permissions-Policy everywhere ----
