@@ -4,8 +4,9 @@ once, how long a call may compute, and stopping when the reader has gone.
 A route that runs a model takes `budget: Annotated[Budget, Depends(compute_budget(schema,
 cost))]` and runs the model inside `stops_answered(budget)`, passing `budget.check` down:
 
-- `cost` prices the request in rate-limit tokens by its size (a beam-16 translation of 200
-  characters costs 32, a 5-point greedy hull 1); the client's rate limit is charged that much;
+- `cost` prices the request in rate-limit tokens by its size, about 40 ms of compute each (a
+  beam-16 translation of 200 characters costs 32, 256 samples over 100 points 81, a 5-point
+  greedy hull 1); the client's rate limit is charged that much;
 - the worker's `ComputeGate` holds at most `compute_capacity` tokens of work in flight; a call
   that does not fit gets 503 with `Retry-After` on the event loop at once, never queued and
   never given a thread, so a storm cannot pile up memory or latency, while light calls from
@@ -28,10 +29,13 @@ from typing import TypeVar
 from fastapi import HTTPException, Request
 from pydantic import BaseModel
 
-# Work units (decoder steps × hypotheses, roughly) that cost one rate-limit token: a 5-point
-# greedy hull or a 5-word greedy translation costs 1, the largest beam-16 requests ~25-32.
-POINTER_WORK_PER_TOKEN = 64
-TEXT_CHARS_PER_TOKEN = 100
+# A token is about 40 ms of one core. Calibrated here (load average ≈ 9 on 2 cores): a pointer
+# decode takes ~1.2 ms per input plus ~0.11 ms per input per hypothesis it carries (greedy 1,
+# beam width, samples), so 100 points cost 122 ms greedy, 310 ms with beam 16, 2.5 s with 256
+# samples; a beam-16 translation of 200 characters takes ~1.35 s.
+POINTER_BASE_HYPOTHESES = 10  # an input's fixed cost, in hypotheses
+POINTER_WORK_PER_TOKEN = 330  # inputs × hypotheses per token
+TEXT_CHARS_PER_TOKEN = 100  # characters × beam width per token
 # 503 answers for a full worker ask the client to come back after this many seconds.
 BUSY_RETRY_AFTER_S = 1
 # Status for a decode stopped because the client went away (nginx's name for it); nobody
@@ -171,7 +175,8 @@ def stops_answered(budget: Budget) -> Iterator[Budget]:
 def pointer_cost(inputs: int, hypotheses: int) -> int:
     """Tokens for a pointer decode over `inputs` points or values carrying `hypotheses`
     outputs at once (1 greedy, the beam width, or the number of samples)."""
-    return max(1, math.ceil(inputs * hypotheses / POINTER_WORK_PER_TOKEN))
+    work = inputs * (POINTER_BASE_HYPOTHESES + hypotheses)
+    return max(1, math.ceil(work / POINTER_WORK_PER_TOKEN))
 
 
 def text_cost(chars: int, beam_width: int) -> int:
