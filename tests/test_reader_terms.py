@@ -115,3 +115,15 @@ def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
     long_label = "x" * 70
     figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={long_label}").text)
     assert "Word 1" in figure and "`" not in figure.split("data-entmax-error")[1][:200]
+
+
+def test_try_this_links_carry_the_figure_state() -> None:
+    from app.widget_providers.try_this import try_this_context
+    from app.widgets import WidgetError
+
+    step = {"do": "Set α to 2", "set": {"entmax-alpha": 2}, "look": "two words are left."}
+    context = try_this_context({"target": "entmax-playground", "steps": [step, step]}, None)
+    assert context["steps"][0]["href"] == "?entmax-alpha=2#entmax-playground"
+    for bad in ({"target": "x", "steps": [step]}, {"target": "Bad Id", "steps": [step, step]}):
+        with pytest.raises(WidgetError):
+            try_this_context(bad, None)

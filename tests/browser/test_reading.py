@@ -231,3 +231,31 @@ def test_play_and_pause_do_not_move_the_slider(tracked_page: TrackedPage) -> Non
     after = (play.bounding_box(), slider.bounding_box())
     assert before[0]["width"] == after[0]["width"] and before[1]["x"] == after[1]["x"]
     tracked_page.assert_clean()
+
+
+def test_try_this_sets_the_figure_up_and_scrolls_to_it(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto("/papers/sparse-seq2seq")
+    steps = page.locator(".try-this").first.locator("a")
+    expect(steps).to_have_count(4)
+    steps.nth(2).click()  # α = 2
+    playground = page.locator("#entmax-playground")
+    expect(playground.locator("[data-entmax-alpha-value]")).to_have_text("2.00")
+    expect(playground.locator("[data-entmax-support]")).to_have_text("2")
+    expect(playground).to_be_in_viewport()
+
+    tracked_page.goto("/papers/pointer-networks")
+    page.locator(".try-this").first.locator("a").nth(1).click()  # point 3 outside the hull
+    board = page.locator("#pointer-board-hull")
+    page.wait_for_function(  # the server's answer for the moved point: a five-vertex hull
+        """(board) => {
+            const block = board.querySelector("[data-result-json]");
+            return block && JSON.parse(block.textContent).reference.order.length === 5;
+        }""",
+        arg=board.element_handle(),
+        timeout=30_000,
+    )
+    result = wait_for_answer(page, board, 5)
+    assert result["steps"][0]["support_size"] == 5
+    expect(board.locator("[data-step-label]")).to_contain_text("Step 1 of")
+    tracked_page.assert_clean()
