@@ -8,7 +8,13 @@ from playwright.sync_api import expect
 
 from models.checkpoints import read_manifest
 from tests.browser.conftest import TrackedPage
-from tests.browser.test_pointer_board import CHECKPOINT_DIR, NAMES, PAGE, wait_for_answer
+from tests.browser.test_pointer_board import (
+    CHECKPOINT_DIR,
+    NAMES,
+    PAGE,
+    SCREENSHOTS,
+    wait_for_answer,
+)
 
 pytestmark = pytest.mark.skipif(
     not NAMES <= read_manifest(CHECKPOINT_DIR).keys(),
@@ -46,6 +52,7 @@ def test_tsp_board_best_of_k_samples(tracked_page: TrackedPage) -> None:
     expect(rows.last).to_contain_text(f"{result['best_of_k'][-1]['value']:.4f}")
     expect(board.locator(".pb-summary")).to_contain_text("best of 16 samples")
     assert "tsp-decoder=sample16" in page.url
+    board.screenshot(path=str(SCREENSHOTS / "pointer-board-tsp-sample-1280.png"))
     # the URL restores the decoder and k
     page.goto(page.url.split("#")[0])
     restored = wait_for_answer(page, page.locator("#pointer-board-tsp"), 12)
