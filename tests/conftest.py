@@ -1,4 +1,4 @@
-"""Shared fixtures: the fixture papers and a TestClient over them.
+"""Shared fixtures: the fixture papers, a TestClient over them, and a tiny checkpoint folder.
 
 Browser fixtures (live server, shared Chromium, tracked pages) live in tests/browser/conftest.py.
 """
@@ -19,6 +19,7 @@ warnings.filterwarnings("ignore", category=StarletteDeprecationWarning)
 from fastapi.testclient import TestClient  # noqa: E402
 
 from app.main import create_app  # noqa: E402
+from models.checkpoints import build_model, save_checkpoint  # noqa: E402
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 
@@ -36,3 +37,22 @@ def client() -> Iterator[TestClient]:
     """The site serving the fixture papers (see tests/fixtures/content)."""
     with TestClient(create_app(content_dir=FIXTURE_CONTENT)) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A manifest with one small untrained sort model: serving and integrity, not accuracy."""
+    import torch
+
+    directory = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
+    entry = {"family": "pointer", "task": "sort", "config": model.config_dict(), "steps": 0}
+    save_checkpoint(model, "pointer-sort", entry, directory)
+    return directory
+
+
+@pytest.fixture
+def checkpoints(tiny_checkpoints: Path, tmp_path: Path) -> Path:
+    """A copy of `tiny_checkpoints` each test may break."""
+    return Path(shutil.copytree(tiny_checkpoints, tmp_path / "checkpoints"))

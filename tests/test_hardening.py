@@ -33,29 +33,11 @@ from app.main import TEMPLATES_DIR, create_app
 from app.security import CONTENT_SECURITY_POLICY
 from app.serve import TcpListenerConfig
 from app.settings import ServingSettings
-from models.checkpoints import build_model, save_checkpoint
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
 ENTMAX_BODY = {"scores": [0.5, 1.0, 2.0], "alpha": 1.5}
 SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "referrer-policy")
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A manifest with one small untrained sort model: integrity, not accuracy, is tested."""
-    directory = tmp_path_factory.mktemp("checkpoints")
-    torch.manual_seed(0)
-    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
-    entry = {"family": "pointer", "task": "sort", "config": model.config_dict(), "steps": 0}
-    save_checkpoint(model, "pointer-sort", entry, directory)
-    return directory
-
-
-@pytest.fixture
-def checkpoints(tiny_checkpoints: Path, tmp_path: Path) -> Path:
-    """A copy each test may break."""
-    return Path(shutil.copytree(tiny_checkpoints, tmp_path / "checkpoints"))
 
 
 def serve(checkpoints: Path, content: Path = FIXTURE_CONTENT) -> TestClient:

@@ -39,7 +39,7 @@ from app.main import create_app
 from app.schemas.entmax import EntmaxRequest
 from app.serve import build_config
 from app.services import public_reason
-from models.checkpoints import build_model, save_checkpoint
+from models.checkpoints import build_model
 from models.pointer import beam_search as pointer_beam_search
 from models.pointer import greedy
 from models.seq2seq import Config, Seq2Seq
@@ -48,22 +48,6 @@ from models.seq2seq import beam_search as seq2seq_beam_search
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
 ENTMAX_BODY = {"scores": [0.5, 1.0, 2.0], "alpha": 1.5}
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One small untrained sort model: serving, not accuracy, is tested."""
-    directory = tmp_path_factory.mktemp("checkpoints")
-    torch.manual_seed(0)
-    model = build_model("pointer", {"input_dim": 1, "hidden": 8})
-    entry = {"family": "pointer", "task": "sort", "config": model.config_dict(), "steps": 0}
-    save_checkpoint(model, "pointer-sort", entry, directory)
-    return directory
-
-
-@pytest.fixture
-def checkpoints(tiny_checkpoints: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(tiny_checkpoints, tmp_path / "checkpoints"))
 
 
 @pytest.fixture
