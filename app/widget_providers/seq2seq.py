@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from app import seq2seq_service as service
+from app.morphology_labels import feature_labels, language_name
 from app.schemas.seq2seq import (
     MAX_BEAM_WIDTH,
     MAX_INFERENCE_ALPHA,
@@ -123,6 +124,8 @@ def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
         **first_figure(env, requests[0]),
         "options": options,
         "options_json": json_block(options),
+        "language_names": {code: language_name(code) for code in options.languages},
+        "feature_labels": feature_labels(options.features),
         "request": requests[0],
         "example_answers": example_answers(env, requests),
     }

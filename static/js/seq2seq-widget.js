@@ -23,6 +23,8 @@
       this.key = root.dataset.stateKey;
       this.options = JSON.parse(root.querySelector("[data-s2s-options]").textContent);
       this.compareAlphas = JSON.parse(root.querySelector("[data-s2s-compare-alphas]").textContent);
+      const labels = root.querySelector("[data-s2s-labels]");
+      this.labels = labels ? JSON.parse(labels.textContent) : { languages: {}, features: {} };
       this.form = root.querySelector("[data-s2s-form]");
       this.single = root.querySelector("[data-s2s-single]");
       this.compare = root.querySelector("[data-s2s-compare]");
@@ -41,6 +43,9 @@
         button.addEventListener("click", () => this.useExample(button.dataset));
       }
       const restored = this.restore();
+      // The server drew the default example; after a restore from the URL it is not the
+      // reader's input, so an error must not leave it standing as if it were.
+      this.figureIsReaders = !restored;
       this.showMode();
       this.showReadout();
       if (restored) this.update();
@@ -65,7 +70,8 @@
       const select = this.field("features");
       const cells = this.options.features[this.field("language").value] || [];
       const keep = wanted || select.value;
-      select.replaceChildren(...cells.map((cell) => new Option(cell, cell)));
+      const label = (cell) => (this.labels.features[cell] ? `${this.labels.features[cell]} · ${cell}` : cell);
+      select.replaceChildren(...cells.map((cell) => new Option(label(cell), cell)));
       select.value = cells.includes(keep) ? keep : cells[0] || "";
     }
 
@@ -231,14 +237,21 @@
         }
         this.single.hidden = comparing;
         this.compare.hidden = !comparing;
+        this.figureIsReaders = true;
         this.status.hidden = true;
         this.status.textContent = "";
         this.root.classList.remove("s2s-stale");
       } catch (error) {
         if (error.name === "AbortError" || generation !== this.generation) return;
-        this.status.textContent = error.message;
+        if (this.figureIsReaders) {
+          this.status.textContent = `${error.message} The dimmed figure below is for the last input that worked.`;
+          this.root.classList.add("s2s-stale");
+        } else {
+          this.status.textContent = `${error.message} Nothing is drawn until the input is fixed.`;
+          this.single.hidden = true;
+          this.compare.hidden = true;
+        }
         this.status.hidden = false;
-        this.root.classList.add("s2s-stale");
       } finally {
         if (generation === this.generation) delete this.root.dataset.s2sBusy;
       }

@@ -206,3 +206,37 @@ def test_screenshots(tracked_page: TrackedPage, width: int) -> None:
     translate.screenshot(path=SCREENSHOTS / f"seq2seq-translate-{width}.png")
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     tracked_page.assert_clean()
+
+
+def test_languages_and_features_read_in_words(tracked_page: TrackedPage) -> None:
+    widget = open_widget(tracked_page, INFLECT)
+    language = widget.locator("select[name=language]")
+    expect(language.locator("option[value=ro]")).to_have_text("Romanian")
+    expect(language.locator("option[value=pt]")).to_have_text("Portuguese")
+    features = widget.locator("select[name=features]")
+    expect(features.locator("option[value='V;PST']")).to_have_text("past tense · V;PST")
+    # the cells the script fills in after a language change read in words too
+    language.select_option("es")
+    cell = features.locator("option[value='V;SBJV;PST;3;SG']")
+    expect(cell).to_have_text("3rd person singular subjunctive past · V;SBJV;PST;3;SG")
+    tracked_page.assert_clean()
+
+
+def test_an_invalid_url_value_shows_the_error_and_no_default_figure(
+    tracked_page: TrackedPage,
+) -> None:
+    widget = open_widget(tracked_page, INFLECT, "?inflect.lemma=walk&inflect.beam=50")
+    status = widget.locator("[data-s2s-status]")
+    expect(status).to_contain_text("beam width must be at most 16", timeout=FIGURE_MS)
+    expect(status).to_contain_text("Nothing is drawn until the input is fixed.")
+    expect(widget.locator("[data-s2s-single]")).to_be_hidden()
+    expect(widget.locator("[data-s2s-compare]")).to_be_hidden()
+    # fixing the value draws the reader's word
+    widget.locator("input[name=beam_width]").fill("5")
+    wait_for_figure(widget, "1.5", "<en><V><PST>walk")
+    expect(status).to_be_hidden()
+    # a later error keeps the reader's last figure, dimmed, and says so
+    widget.locator("input[name=beam_width]").fill("50")
+    expect(status).to_contain_text("the last input that worked", timeout=FIGURE_MS)
+    expect(widget.locator("[data-s2s-single]")).to_be_visible()
+    assert all("status of 422" in error for error in tracked_page.console_errors)
