@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.entmax_service import FamilyFigures
+from models.sparse_mapping import FamilyFigures
 
 # the curves: a 600 × 330 frame with room for the axes' labels
 CURVE_W, CURVE_H = 600, 330

@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import torch
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from models.threads import set_intra_op_threads
 
 API_PREFIX = "/api/"
 
@@ -182,7 +183,7 @@ class RateLimit:
 
 def set_torch_threads(threads: int) -> None:
     """Intra-op threads for this process; the value from $PAPERTRACE_TORCH_THREADS."""
-    torch.set_num_threads(threads)
+    set_intra_op_threads(threads)
 
 
 # glibc's mallopt parameter for the number of malloc arenas (malloc.h).

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from app.schemas.pointer import (
     BestOfK,
@@ -41,11 +40,6 @@ from models.checkpoints import load_model
 from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
 from models.tasks import hull, sort, tsp
 
-# One intra-op thread per request: these models are small, requests already run in parallel
-# threads, and on a busy CPU two torch threads per decode spin against each other (measured:
-# TSP n = 50 greedy 17 ms with one thread, several hundred ms with two under load).
-torch.set_num_threads(1)
-
 # task -> pointer variant -> checkpoint name; the first variant is the default
 CHECKPOINTS: dict[str, dict[str, str]] = {
     "hull": {"softmax": "pointer-hull"},
@@ -54,7 +48,6 @@ CHECKPOINTS: dict[str, dict[str, str]] = {
 }
 # Called between decoding steps; raises to stop the decode (app.compute.Budget.check).
 Check = Callable[[], None] | None
-TSP_HEURISTIC = "best of farthest insertion + 2-opt and nearest neighbour + 2-opt"
 
 
 @dataclass(frozen=True)
@@ -263,25 +256,12 @@ def solve_hull(
 
 @lru_cache(maxsize=256)
 def tsp_reference(points: tuple[tuple[float, float], ...]) -> TspReference:
-    """Held–Karp up to tsp.HELD_KARP_MAX_N (12) cities; beyond, the better of two classical tours,
-    each polished by 2-opt (a few ms at n = 50, where Christofides alone takes ~35 ms).
-    Cached, because the board asks again for the same points when only the decoder changes."""
+    """models.tasks.tsp.reference_tour for the request's cities, cached, because the board asks
+    again for the same points when only the decoder changes."""
     cities = np.array(points)
-    if len(cities) <= tsp.HELD_KARP_MAX_N:  # about 10 ms at 12 cities
-        order = tsp.held_karp(cities)
-        return TspReference(
-            order=order,
-            method="Held–Karp (exact)",
-            optimal=True,
-            length=tsp.tour_length(cities, order),
-        )
-    tours = [
-        tsp.two_opt(cities, tsp.farthest_insertion(cities)),
-        tsp.two_opt(cities, tsp.nearest_neighbour(cities)),
-    ]
-    order = min(tours, key=lambda tour: tsp.tour_length(cities, tour))
+    order, method, optimal = tsp.reference_tour(cities)
     return TspReference(
-        order=order, method=TSP_HEURISTIC, optimal=False, length=tsp.tour_length(cities, order)
+        order=order, method=method, optimal=optimal, length=tsp.tour_length(cities, order)
     )
 
 

@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.entmax_figures import SIMPLEX_CORNERS, simplex_point
-from app.entmax_service import FAMILY_ALPHAS, family_figures
+from app.entmax_service import family_figures
 from app.main import create_app
 from app.schemas.entmax import MAX_ABS_SCORE, MAX_SCORES
+from models.sparse_mapping import FAMILY_ALPHAS
 
 URL = "/api/entmax"
 HX = {"HX-Request": "true"}
