@@ -240,3 +240,70 @@ def test_an_invalid_url_value_shows_the_error_and_no_default_figure(
     expect(status).to_contain_text("the last input that worked", timeout=FIGURE_MS)
     expect(widget.locator("[data-s2s-single]")).to_be_visible()
     assert all("status of 422" in error for error in tracked_page.console_errors)
+
+
+def edge_shadows(steps: Locator) -> tuple[float, float]:
+    """Opacity of the step row's left and right scroll shadows."""
+    left, right = steps.evaluate(
+        """(list) => ["::before", "::after"].map(
+            (edge) => getComputedStyle(list.parentElement, edge).opacity)"""
+    )
+    return float(left), float(right)
+
+
+def test_a_short_output_has_no_scroll_shadow(tracked_page: TrackedPage) -> None:
+    widget = open_widget(tracked_page, INFLECT)
+    steps = figure(widget).locator(".s2s-step-list")
+    # keep the first two cards: a row that fits
+    steps.evaluate("(list) => { while (list.children.length > 2) list.lastElementChild.remove(); }")
+    tracked_page.page.wait_for_function(
+        "(list) => list.scrollWidth <= list.clientWidth", arg=steps.element_handle()
+    )
+    assert edge_shadows(steps) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_step_cards_show_whole_tokens_and_scroll_with_a_cue(
+    tracked_page: TrackedPage, width: int
+) -> None:
+    page = tracked_page.page
+    page.set_viewport_size({"width": width, "height": 844 if width == 390 else 800})
+    widget = open_widget(tracked_page, TRANSLATE)
+    widget.locator(".s2s-example", has_text="online accounts").click()
+    sentence = "Connect to your online accounts and decide what to use them for"
+    steps = wait_for_figure(widget, "1.5", sentence).locator(".s2s-step-list")
+    cut = steps.evaluate(
+        """(list) => [...list.querySelectorAll(".s2s-step")].flatMap((card) => {
+            const edge = card.getBoundingClientRect().right;
+            return [...card.querySelectorAll(".s2s-bar-token")]
+                .filter((t) => t.scrollWidth > t.clientWidth + 1
+                    || t.getBoundingClientRect().right > edge)
+                .map((t) => t.textContent);
+        })"""
+    )
+    assert cut == []
+    # more cards than fit: the row scrolls and a shadow shows on the side with more cards
+    assert steps.evaluate("(list) => list.scrollWidth > list.clientWidth")
+    assert edge_shadows(steps) == (0.0, 1.0)
+    steps.evaluate("(list) => { list.scrollLeft = list.scrollWidth; }")
+    page.wait_for_function(
+        "(list) => getComputedStyle(list.parentElement, '::after').opacity === '0'",
+        arg=steps.element_handle(),
+    )
+    assert edge_shadows(steps) == (1.0, 0.0)
+    last_whole = steps.evaluate(
+        """(list) => {
+            const box = list.lastElementChild.getBoundingClientRect();
+            const frame = list.getBoundingClientRect();
+            return box.left >= frame.left - 1 && box.right <= frame.right + 1;
+        }"""
+    )
+    assert last_whole
+    steps.evaluate("(list) => { list.scrollLeft = 0; }")
+    page.wait_for_function(
+        "(list) => getComputedStyle(list.parentElement, '::after').opacity === '1'",
+        arg=steps.element_handle(),
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    steps.locator("xpath=..").screenshot(path=SCREENSHOTS / f"seq2seq-step-cards-{width}.png")
+    tracked_page.assert_clean()
