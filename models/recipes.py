@@ -1,6 +1,6 @@
 """Named training recipes, one per shipped checkpoint: `python -m models.train <name>`.
 
-A recipe is any object with the attributes and methods of `models.train.Recipe` (see that
+A recipe is any object with the attributes and methods of `models.recipe.Recipe` (see that
 module's docstring). To add a model family, write its recipe class (or reuse one) and register
 each shipped configuration in RECIPES with a factory, so importing this module stays cheap.
 """
@@ -14,10 +14,10 @@ import torch
 from torch import nn
 
 from models.pointer import Config, PointerNet, greedy, pointer_loss
+from models.recipe import Recipe, TrainDefaults
 from models.tasks import hull, instance_rng, sort, tsp
 from models.tasks.inflection import InflectionRecipe
 from models.tasks.translation import TranslationRecipe
-from models.train import Recipe, TrainDefaults
 
 LABEL_RELOAD_STEPS = 250
 POINTER_OPTIMIZER_NOTE = (

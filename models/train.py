@@ -5,22 +5,8 @@
                                     [--init-from checkpoints/<name>.safetensors]
     torchrun --nproc_per_node 2 -m models.train <recipe> ...   # DDP, gloo backend on CPU
 
-Recipes are registered by name in `models/recipes.py`. A recipe is any object with:
-
-    name: str                    the checkpoint name, e.g. "pointer-hull"
-    family: str                  key of models.checkpoints.FAMILIES, e.g. "pointer"
-    task: str                    e.g. "hull"
-    config                       a dataclass; saved in the manifest, rebuilds the model
-    defaults: TrainDefaults      steps, batch size, lr, clip, seed, validation period, budget
-    build_model() -> nn.Module
-    batches(batch_size, seed, rank, start_step) -> Iterator[batch]
-        infinite and seeded; batch k depends only on (seed, rank, k), so resuming at step k
-        needs no replay and each DDP rank sees different data
-    loss(model, batch) -> scalar tensor      (model may be the DDP wrapper: call it, don't
-                                              reach into it)
-    validate(model) -> dict[str, float]      metrics on a fixed validation set
-    data_description() -> dict               stored in the manifest
-    optimizer_note: str (optional)           why the optimizer differs from the paper's
+Recipes are registered by name in `models/recipes.py`; what a recipe must provide is written
+in `models/recipe.py`.
 
 The loop: Adam with linear warm-up then cosine decay, gradient-norm clipping, periodic
 validation, a tqdm bar with loss, throughput and ETA. With a time budget the schedule follows
@@ -40,10 +26,10 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -52,32 +38,7 @@ from torch import nn
 from tqdm import tqdm
 
 from models.checkpoints import read_manifest, save_checkpoint, sha256_file
-
-
-@dataclass
-class TrainDefaults:
-    steps: int
-    batch_size: int
-    lr: float
-    clip: float = 2.0  # gradient-norm clip, as in the Pointer Networks paper
-    seed: int = 1234
-    validate_every: int = 500
-    warmup: int = 100
-    time_budget_min: float | None = None
-
-
-class Recipe(Protocol):
-    name: str
-    family: str
-    task: str
-    config: Any
-    defaults: TrainDefaults
-
-    def build_model(self) -> nn.Module: ...
-    def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Any: ...
-    def loss(self, model: nn.Module, batch: Any) -> torch.Tensor: ...
-    def validate(self, model: nn.Module) -> dict[str, float]: ...
-    def data_description(self) -> dict: ...
+from models.recipes import get_recipe
 
 
 def learning_rate(base: float, step: int, warmup: int, progress: float) -> float:
@@ -176,8 +137,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def train(argv: list[str] | None = None) -> dict | None:
     """Run one training; returns the manifest entry on rank 0."""
-    from models.recipes import get_recipe
-
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     rank, world = _distributed()

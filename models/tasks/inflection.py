@@ -36,6 +36,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.recipe import TrainDefaults
 from models.seq2seq import (
     EOS,
     SPECIALS,
@@ -46,7 +47,6 @@ from models.seq2seq import (
     decode,
     greedy_decode,
 )
-from models.train import TrainDefaults
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "ro")
 HIGH_SIZE = 10_000

@@ -28,6 +28,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.recipe import TrainDefaults
 from models.seq2seq import (
     BOS,
     EOS,
@@ -40,7 +41,6 @@ from models.seq2seq import (
     decode,
     greedy_decode,
 )
-from models.train import TrainDefaults
 
 ROOT = Path(__file__).resolve().parents[2]
 DEB_DIR = ROOT / "data" / "debs"
