@@ -219,6 +219,17 @@ def test_languages_and_features_read_in_words(tracked_page: TrackedPage) -> None
     language.select_option("es")
     cell = features.locator("option[value='V;SBJV;PST;3;SG']")
     expect(cell).to_have_text("3rd person singular subjunctive past · V;SBJV;PST;3;SG")
+    # the longest labels still fit a phone
+    page = tracked_page.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    language.select_option("fr")
+    features.select_option("V;SBJV;PST;IPFV;3;SG")
+    controls = widget.locator("[data-s2s-form]")
+    assert controls.evaluate("(form) => form.scrollWidth <= form.clientWidth")
+    box = features.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    controls.screenshot(path=SCREENSHOTS / "seq2seq-inflect-labels-390.png")
     tracked_page.assert_clean()
 
 
