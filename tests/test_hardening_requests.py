@@ -16,6 +16,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -446,7 +447,9 @@ def test_budget_stops_when_the_client_disconnects() -> None:
             await budgets.__anext__()
         return budget
 
-    budget = asyncio.run(scenario())
+    # its own thread: the browser tests' Playwright keeps an event loop running in this one
+    with ThreadPoolExecutor(1) as pool:
+        budget = pool.submit(asyncio.run, scenario()).result()
     with pytest.raises(ComputeStopped) as stopped:
         budget.check()
     assert stopped.value.status == 499
