@@ -22,7 +22,7 @@ from app.schemas.pointer import (
     BestOfK,
     HullReference,
     HullResponse,
-    ModelInfo,
+    PointerModelInfo,
     PointerResponse,
     PointerStep,
     PointsRequest,
@@ -56,8 +56,8 @@ class LoadedPointer:
     model: PointerNet
     entry: dict[str, Any]
 
-    def info(self, variant: str) -> ModelInfo:
-        return ModelInfo(
+    def info(self, variant: str) -> PointerModelInfo:
+        return PointerModelInfo(
             name=self.name,
             variant=variant,
             pointer=self.model.config.pointer,

@@ -25,9 +25,9 @@ from app.schemas.seq2seq import (
     InflectionReference,
     InflectRequest,
     InflectResponse,
-    ModelInfo,
     ModelOption,
     OptionsResponse,
+    Seq2SeqModelInfo,
     Seq2SeqResponse,
     Task,
     TranslateRequest,
@@ -227,7 +227,7 @@ def served_model(registry: ModelRegistry, task: Task, alpha: float) -> ServedSeq
 # --- decoding ----------------------------------------------------------------------------------
 
 
-def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInfo:
+def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> Seq2SeqModelInfo:
     attn_alpha = served.attn_alpha if inference_alpha is None else inference_alpha
     out_alpha = served.out_alpha if inference_alpha is None else inference_alpha
     differs = not (
@@ -240,7 +240,7 @@ def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInf
             f"trained with α = {served.attn_alpha:g} (attention) and {served.out_alpha:g} "
             "(output), so these distributions are not the ones it learned."
         )
-    return ModelInfo(
+    return Seq2SeqModelInfo(
         name=served.name,
         sha256=served.sha256,
         attention_alpha=attn_alpha,
@@ -256,7 +256,7 @@ def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> ModelInf
 def trace_response(
     task: Task,
     trace: Trace,
-    info: ModelInfo,
+    info: Seq2SeqModelInfo,
     started: float,
     reference: InflectionReference | TranslationReference | None,
 ) -> InflectResponse | TranslateResponse:

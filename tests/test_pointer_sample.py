@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.main import ROOT, create_app
 from app.pointer_service import best_of_k_curve, hull_score, sort_score, tsp_score
 from app.pointer_views import best_of_k_rows
-from app.schemas.pointer import BestOfK, ModelInfo, TspReference, TspResponse
+from app.schemas.pointer import BestOfK, PointerModelInfo, TspReference, TspResponse
 from models.checkpoints import load_model, read_manifest
 from models.pointer import (
     MAX_SAMPLES,
@@ -250,7 +250,9 @@ def tsp_response(curve: list[BestOfK], reference_length: float) -> TspResponse:
         valid=True,
         correct=True,
         gap=0.0,
-        model=ModelInfo(name="pointer-tsp", variant="softmax", pointer="softmax", sha256="0"),
+        model=PointerModelInfo(
+            name="pointer-tsp", variant="softmax", pointer="softmax", sha256="0"
+        ),
         server_ms=1.0,
         length=curve[-1].value,
         reference=TspReference(

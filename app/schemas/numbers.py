@@ -1,4 +1,4 @@
-"""Number types shared by the request schemas."""
+"""Number types and limits shared by the request schemas of every model family."""
 
 from __future__ import annotations
 
@@ -17,3 +17,6 @@ def _whole_float_to_int(value: Any) -> Any:
 
 # An integer field as the OpenAPI schema describes it (`type: integer`).
 JsonInt = Annotated[int, BeforeValidator(_whole_float_to_int), Field(strict=True)]
+
+# The most hypotheses a beam search may keep, for the pointer and the seq2seq models alike.
+MAX_BEAM_WIDTH = 16

@@ -11,13 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.schemas.numbers import JsonInt
+from app.schemas.numbers import MAX_BEAM_WIDTH, JsonInt
+from models.pointer import MAX_SAMPLES
 
 MIN_POINTS = 3
 MIN_VALUES = 2
 MAX_INPUTS = 100
-MAX_BEAM_WIDTH = 16
-MAX_SAMPLES = 256  # models.pointer.MAX_SAMPLES
 MAX_SEED = 2**31 - 1
 
 # strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
@@ -31,7 +30,7 @@ POINT_VARIANTS = ("softmax",)
 VALUE_VARIANTS = ("softmax", "entmax15")
 
 
-class DecodeOptions(BaseModel):
+class PointerDecodeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decoder: Literal["greedy", "beam", "sample"] = Field(
@@ -67,7 +66,7 @@ class DecodeOptions(BaseModel):
     )
 
 
-class PointsRequest(DecodeOptions):
+class PointsRequest(PointerDecodeOptions):
     model: str | None = Field(
         None,
         description="pointer variant; leave it out for the default",
@@ -95,7 +94,7 @@ class PointsRequest(DecodeOptions):
         return points
 
 
-class ValuesRequest(DecodeOptions):
+class ValuesRequest(PointerDecodeOptions):
     model: str | None = Field(
         None,
         description="pointer variant: `softmax` (the default) or `entmax15`, the sparse pointer",
@@ -117,7 +116,7 @@ class PointerStep(BaseModel):
     support_size: int = Field(description="positions with nonzero probability")
 
 
-class ModelInfo(BaseModel):
+class PointerModelInfo(BaseModel):
     name: str = Field(description="checkpoint name in checkpoints/manifest.json")
     variant: str
     pointer: str = Field(description="pointer mapping: softmax, entmax15 or sparsemax")
@@ -166,7 +165,7 @@ class PointerResponse(BaseModel):
         "reference; sort: values in ascending order"
     )
     gap: float | None
-    model: ModelInfo
+    model: PointerModelInfo
     server_ms: float = Field(
         description="time to decode, solve the reference and score (the one-time checkpoint "
         "load excluded)"

@@ -11,20 +11,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.schemas.numbers import JsonInt
+from app.schemas.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.tasks.inflection import LANGUAGES
 from models.tasks.translation import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
 from models.tasks.translation import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
 
 MAX_LEMMA_CHARS = 40
-MAX_BEAM_WIDTH = 16
 MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA = 1.0, 2.0
 DEFAULT_ALPHA = 1.5
 
 Task = Literal["inflection", "translation"]
 
 
-class DecodeOptions(BaseModel):
+class Seq2SeqDecodeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # strict: JSON numbers only; `true` or "1.5" is a wrong type, not a number to coerce.
@@ -49,7 +48,7 @@ class DecodeOptions(BaseModel):
     beam_width: JsonInt = Field(5, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step")
 
 
-class InflectRequest(DecodeOptions):
+class InflectRequest(Seq2SeqDecodeOptions):
     lemma: str = Field(
         description=f"the word to inflect, 1-{MAX_LEMMA_CHARS} characters", examples=["swim"]
     )
@@ -76,7 +75,7 @@ class InflectRequest(DecodeOptions):
         return lemma
 
 
-class TranslateRequest(DecodeOptions):
+class TranslateRequest(Seq2SeqDecodeOptions):
     text: str = Field(
         description=f"an English sentence: 1-{MAX_SENTENCE_WORDS} words, at most "
         f"{MAX_SENTENCE_CHARS} characters",
@@ -118,7 +117,7 @@ class Hypothesis(BaseModel):
     probability: float
 
 
-class ModelInfo(BaseModel):
+class Seq2SeqModelInfo(BaseModel):
     name: str = Field(description="checkpoint name in checkpoints/manifest.json")
     sha256: str
     attention_alpha: float = Field(description="α of the attention mapping in this decoding")
@@ -141,7 +140,7 @@ class Seq2SeqResponse(BaseModel):
     covered_mass: float = Field(description="total probability of the n-best")
     source_tokens: list[str]
     steps: list[Step] = Field(description="for the best hypothesis, one per output token")
-    model: ModelInfo
+    model: Seq2SeqModelInfo
     server_ms: float = Field(description="time spent decoding, in milliseconds")
 
 
