@@ -38,7 +38,7 @@ from app.schemas.pointer import (
 from app.services import ModelRegistry, register_loader
 from models.checkpoints import load_model
 from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
-from models.tasks import hull, sort, tsp
+from models.tasks import InvalidInstance, hull, sort, tsp
 
 # task -> pointer variant -> checkpoint name; the first variant is the default
 CHECKPOINTS: dict[str, dict[str, str]] = {
@@ -76,6 +76,11 @@ def load_pointer(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Load
 
 class UnknownVariant(ValueError):
     """A `model` value the task has no checkpoint for (a reader's error: 422)."""
+
+
+# What `solve` raises for a request the reader can fix; its message is the 422's sentence.
+# Any other ValueError is a fault of ours and must not be worded as the reader's.
+READER_ERRORS = (UnknownVariant, InvalidInstance)
 
 
 def checkpoint_name(task: Task, variant: str | None) -> tuple[str, str]:
@@ -334,8 +339,8 @@ def solve(
     request: PointsRequest | ValuesRequest,
     check: Check = None,
 ) -> PointerResponse:
-    """Decode one request with the task's model. Raises ValueError (with a sentence for the
-    reader) on unusable input or an unknown variant, ModelUnavailable if the checkpoint is
+    """Decode one request with the task's model. Raises one of READER_ERRORS (with a sentence
+    for the reader) on unusable input or an unknown variant, ModelUnavailable if the checkpoint is
     missing or corrupt; whatever `check` raises between decoding steps passes through."""
     variant, name = checkpoint_name(task, request.model)
     loaded: LoadedPointer = registry.get(name)

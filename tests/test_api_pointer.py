@@ -277,6 +277,23 @@ def test_bad_requests_get_a_sentence(api: TestClient, task: str, body: dict, phr
     assert phrase in detail
 
 
+def test_an_internal_fault_is_a_500_not_a_sentence_for_the_reader(
+    checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only input the reader can fix is a 422; a ValueError from inside the decode is ours."""
+    import app.pointer_service as pointer_service
+
+    def broken_greedy(*args: object, **kwargs: object) -> object:
+        raise ValueError("shapes (3,) and (4,) do not broadcast")
+
+    monkeypatch.setattr(pointer_service, "greedy", broken_greedy)
+    app = create_app(checkpoint_dir=checkpoint_dir)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post("/api/pointer/sort", json={"values": VALUES})
+    assert response.status_code == 500
+    assert "broadcast" not in response.text
+
+
 @pytest.mark.parametrize(
     ("task", "raw", "phrase"),
     [

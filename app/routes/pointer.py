@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from app.compute import Budget, compute_budget, pointer_cost, stops_answered
-from app.pointer_service import hypotheses, solve, task_models
+from app.pointer_service import READER_ERRORS, hypotheses, solve, task_models
 from app.pointer_views import result_context
 from app.schemas.pointer import (
     HullResponse,
@@ -61,7 +61,7 @@ def respond(
         raise HTTPException(
             status_code=503, detail=f"The {task} model is unavailable: {exc.reason}."
         ) from exc
-    except ValueError as exc:
+    except READER_ERRORS as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
     if request.headers.get("HX-Request") == "true":
         return request.app.state.templates.TemplateResponse(

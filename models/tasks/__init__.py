@@ -2,7 +2,7 @@
 
 One module per task (`hull`, `tsp`, `sort`). Each exposes the pieces the trainer, the
 evaluation and the web API need: seeded instance generators, exact or classical solvers,
-metrics, and input validation whose `ValueError` messages are written for readers.
+metrics, and input validation that raises `InvalidInstance` with a message written for readers.
 """
 
 import numpy as np
@@ -18,7 +18,12 @@ def instance_rng(purpose: str, *keys: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([tags[purpose], *keys]))
 
 
+class InvalidInstance(ValueError):
+    """Input a task cannot take (too few points, duplicates, NaN, …); the message is a sentence
+    for the reader saying what to change. Any other error while solving is a fault of ours."""
+
+
 def check_finite(values: np.ndarray, what: str) -> None:
     """Raise a reader-facing error if any entry is NaN or infinite."""
     if not np.all(np.isfinite(values)):
-        raise ValueError(f"Every {what} must be a finite number; found NaN or infinity.")
+        raise InvalidInstance(f"Every {what} must be a finite number; found NaN or infinity.")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.tasks import check_finite, instance_rng
+from models.tasks import InvalidInstance, check_finite, instance_rng
 
 
 def random_points(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
@@ -31,26 +31,26 @@ def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
 
 
 def validate_points(points: np.ndarray) -> np.ndarray:
-    """Return the points as a float array (n, 2), or raise ValueError saying what is wrong."""
+    """Return the points as a float array (n, 2), or raise InvalidInstance saying what is wrong."""
     points = np.asarray(points, dtype=np.float64)
     if points.ndim != 2 or points.shape[1] != 2:
-        raise ValueError("Points must be a list of [x, y] pairs.")
+        raise InvalidInstance("Points must be a list of [x, y] pairs.")
     check_finite(points, "coordinate")
     n = len(points)
     if n < 3:
-        raise ValueError(f"A convex hull needs at least 3 points; got {n}.")
+        raise InvalidInstance(f"A convex hull needs at least 3 points; got {n}.")
     _, first, counts = np.unique(points, axis=0, return_index=True, return_counts=True)
     if np.any(counts > 1):
         i = int(first[np.argmax(counts > 1)])
         same = [j for j in range(n) if np.array_equal(points[j], points[i])]
         x, y = points[i]
-        raise ValueError(
+        raise InvalidInstance(
             f"Points {same[0]} and {same[1]} are the same point ({x:g}, {y:g}); "
             "remove or move one of them."
         )
     spans = points - points[0]
     if np.linalg.matrix_rank(spans, tol=1e-12) < 2:
-        raise ValueError(
+        raise InvalidInstance(
             "All points lie on one straight line, so they enclose no area; "
             "move one point off the line."
         )

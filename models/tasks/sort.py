@@ -7,7 +7,7 @@ dense and a sparse pointer can be compared.
 
 import numpy as np
 
-from models.tasks import check_finite, instance_rng
+from models.tasks import InvalidInstance, check_finite, instance_rng
 
 
 def random_values(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
@@ -16,13 +16,13 @@ def random_values(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
 
 
 def validate_values(values: np.ndarray) -> np.ndarray:
-    """Return the values as a float array (n,), or raise ValueError saying what is wrong."""
+    """Return the values as a float array (n,), or raise InvalidInstance saying what is wrong."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1:
-        raise ValueError("Values must be a flat list of numbers.")
+        raise InvalidInstance("Values must be a flat list of numbers.")
     check_finite(values, "value")
     if len(values) < 2:
-        raise ValueError(f"Sorting needs at least 2 values; got {len(values)}.")
+        raise InvalidInstance(f"Sorting needs at least 2 values; got {len(values)}.")
     return values
 
 

@@ -18,7 +18,7 @@ import itertools
 
 import numpy as np
 
-from models.tasks import check_finite, instance_rng
+from models.tasks import InvalidInstance, check_finite, instance_rng
 
 HELD_KARP_MAX_N = 12  # exact reference at request time up to here (a few ms)
 
@@ -29,18 +29,18 @@ def random_points(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
 
 
 def validate_points(points: np.ndarray) -> np.ndarray:
-    """Return the cities as a float array (n, 2), or raise ValueError saying what is wrong."""
+    """Return the cities as a float array (n, 2), or raise InvalidInstance saying what is wrong."""
     points = np.asarray(points, dtype=np.float64)
     if points.ndim != 2 or points.shape[1] != 2:
-        raise ValueError("Points must be a list of [x, y] pairs.")
+        raise InvalidInstance("Points must be a list of [x, y] pairs.")
     check_finite(points, "coordinate")
     if len(points) < 3:
-        raise ValueError(f"A tour needs at least 3 points; got {len(points)}.")
+        raise InvalidInstance(f"A tour needs at least 3 points; got {len(points)}.")
     _, first, counts = np.unique(points, axis=0, return_index=True, return_counts=True)
     if np.any(counts > 1):
         i = int(first[np.argmax(counts > 1)])
         same = [j for j in range(len(points)) if np.array_equal(points[j], points[i])]
-        raise ValueError(
+        raise InvalidInstance(
             f"Points {same[0]} and {same[1]} are the same point; remove or move one of them."
         )
     return points
