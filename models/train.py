@@ -26,7 +26,8 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from torch import nn
 from tqdm import tqdm
 
 from models.checkpoints import read_manifest, save_checkpoint, sha256_file
+from models.recipe import Recipe, TrainDefaults
 from models.recipes import get_recipe
 
 
@@ -135,40 +137,113 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def train(argv: list[str] | None = None) -> dict | None:
-    """Run one training; returns the manifest entry on rank 0."""
-    args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    rank, world = _distributed()
-    recipe = get_recipe(args.recipe)
-    d = recipe.defaults
-    steps = args.steps or d.steps
-    batch_size = args.batch_size or d.batch_size
-    lr = args.lr or d.lr
-    seed = d.seed if args.seed is None else args.seed
-    budget_min = args.time_budget if args.time_budget is not None else d.time_budget_min
+@dataclass(frozen=True)
+class RunPlan:
+    """The numbers one run uses: the recipe's defaults, overridden from the command line."""
+
+    steps: int
+    batch_size: int
+    lr: float
+    seed: int
+    budget_min: float | None  # the schedule fits in this many minutes; None: steps only
+    validate_every: int
+
+
+def run_plan(args: argparse.Namespace, defaults: TrainDefaults) -> RunPlan:
+    budget_min = args.time_budget if args.time_budget is not None else defaults.time_budget_min
     if args.steps is not None and args.time_budget is None:
         budget_min = None  # an explicit step count is a request for exactly that many
-    validate_every = args.validate_every or d.validate_every
-    resume_dir = Path(args.resume_dir)
+    return RunPlan(
+        steps=args.steps or defaults.steps,
+        batch_size=args.batch_size or defaults.batch_size,
+        lr=args.lr or defaults.lr,
+        seed=defaults.seed if args.seed is None else args.seed,
+        budget_min=budget_min,
+        validate_every=args.validate_every or defaults.validate_every,
+    )
 
-    torch.manual_seed(seed)  # same initial weights on every rank
+
+def schedule_progress(step: int, elapsed_s: float, plan: RunPlan, world: int) -> float:
+    """How far through its schedule the run is (1 ends it): by steps or by the time budget,
+    whichever is further. Under DDP rank 0's clock decides, so every rank stops at one step."""
+    progress = step / plan.steps
+    if plan.budget_min:
+        progress = max(progress, elapsed_s / (60 * plan.budget_min))
+    if world > 1:
+        shared = torch.tensor([progress])
+        dist.broadcast(shared, 0)
+        progress = float(shared)
+    return progress
+
+
+@dataclass
+class RunState:
+    """Where a run stands: what a resume state restores and what the loop moves on."""
+
+    step: int = 0
+    elapsed_before_s: float = 0.0  # wall time of the earlier runs this one resumes
+    history: list[dict] = field(default_factory=list)  # one entry per validation
+    init_from: dict | None = None
+    smoothed_loss: float | None = None
+
+
+def prepare(
+    recipe: Recipe, plan: RunPlan, args: argparse.Namespace, resume_dir: Path
+) -> tuple[nn.Module, torch.optim.Optimizer, RunState]:
+    """The model (random, fine-tuned from --init-from, or resumed), its optimizer and the
+    state the loop starts from."""
+    torch.manual_seed(plan.seed)  # same initial weights on every rank
     model = recipe.build_model()
-    init_from = initial_weights(model, Path(args.init_from)) if args.init_from else None
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    start_step, elapsed_before, history = 0, 0.0, []
+    state = RunState(
+        init_from=initial_weights(model, Path(args.init_from)) if args.init_from else None
+    )
+    optimizer = torch.optim.Adam(model.parameters(), lr=plan.lr)
     if args.resume:
         info = load_resume(resume_dir, recipe.name, model, optimizer)
         if info is not None:
-            start_step, elapsed_before, history = info["step"], info["elapsed_s"], info["history"]
-            init_from = info.get("init_from", init_from)
-    trainable = model
-    if world > 1:
-        trainable = nn.parallel.DistributedDataParallel(model)
-    batches = recipe.batches(batch_size, seed, rank, start_step)
+            state.step, state.elapsed_before_s = info["step"], info["elapsed_s"]
+            state.history = info["history"]
+            state.init_from = info.get("init_from", state.init_from)
+    return model, optimizer, state
 
+
+def optimizer_step(
+    recipe: Recipe,
+    model: nn.Module,
+    trainable: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batches: Iterator[Any],
+    lr: float,
+) -> float:
+    """One update at learning rate `lr` with the gradient norm clipped; returns the loss."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    model.train()
+    loss = recipe.loss(trainable, next(batches))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), recipe.defaults.clip)
+    optimizer.step()
+    return loss.item()
+
+
+def run_loop(
+    recipe: Recipe,
+    plan: RunPlan,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: RunState,
+    resume_dir: Path,
+    rank: int,
+    world: int,
+) -> float:
+    """Train until the schedule ends, validating and saving the resume state on rank 0 every
+    `validate_every` steps; returns the run's wall time including earlier resumed runs."""
+    trainable = nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    start_step = state.step
+    batches = recipe.batches(plan.batch_size, plan.seed, rank, start_step)
     bar = tqdm(
-        total=steps,
+        total=plan.steps,
         initial=start_step,
         disable=rank != 0,
         mininterval=1.0 if sys.stderr.isatty() else 30.0,
@@ -176,82 +251,113 @@ def train(argv: list[str] | None = None) -> dict | None:
         unit="step",
     )
     started = time.time()
-    step, progress, smoothed = start_step, 0.0, None
-    while step < steps and progress < 1.0:
-        elapsed = elapsed_before + time.time() - started
-        progress = step / steps
-        if budget_min:
-            progress = max(progress, elapsed / (60 * budget_min))
-        if world > 1:  # rank 0's clock decides, so every rank stops at the same step
-            shared = torch.tensor([progress])
-            dist.broadcast(shared, 0)
-            progress = float(shared)
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(lr, step, d.warmup, progress)
-        model.train()
-        loss = recipe.loss(trainable, next(batches))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), d.clip)
-        optimizer.step()
-        step += 1
-        value = loss.item()
-        smoothed = value if smoothed is None else 0.98 * smoothed + 0.02 * value
-        rate = (step - start_step) * batch_size * world / max(time.time() - started, 1e-9)
+    progress = 0.0
+    while state.step < plan.steps and progress < 1.0:
+        elapsed = state.elapsed_before_s + time.time() - started
+        progress = schedule_progress(state.step, elapsed, plan, world)
+        lr = learning_rate(plan.lr, state.step, recipe.defaults.warmup, progress)
+        value = optimizer_step(recipe, model, trainable, optimizer, batches, lr)
+        state.step += 1
+        smoothed = (
+            value if state.smoothed_loss is None else 0.98 * state.smoothed_loss + 0.02 * value
+        )
+        state.smoothed_loss = smoothed
+        rate = (
+            (state.step - start_step) * plan.batch_size * world / max(time.time() - started, 1e-9)
+        )
         bar.set_postfix(
             loss=f"{smoothed:.4f}", inst_s=f"{rate:.0f}", progress=f"{progress:.0%}", refresh=False
         )
         bar.update(1)
-        if rank == 0 and step % validate_every == 0:
+        if rank == 0 and state.step % plan.validate_every == 0:
             metrics = recipe.validate(model)
-            history.append({"step": step, "loss": round(smoothed, 5), **metrics})
-            bar.write(f"step {step}: loss {smoothed:.4f} " + json.dumps(metrics))
-            elapsed = elapsed_before + time.time() - started
-            info = {"step": step, "elapsed_s": elapsed, "history": history, "init_from": init_from}
+            state.history.append({"step": state.step, "loss": round(smoothed, 5), **metrics})
+            bar.write(f"step {state.step}: loss {smoothed:.4f} " + json.dumps(metrics))
+            elapsed = state.elapsed_before_s + time.time() - started
+            info = {
+                "step": state.step,
+                "elapsed_s": elapsed,
+                "history": state.history,
+                "init_from": state.init_from,
+            }
             save_resume(resume_dir, recipe.name, model, optimizer, info)
     bar.close()
-    wall = elapsed_before + time.time() - started
+    return state.elapsed_before_s + time.time() - started
+
+
+def final_metrics(recipe: Recipe, model: nn.Module, state: RunState) -> dict:
+    """The last validation's metrics, validating once more unless the last step just did."""
+    if state.history and state.history[-1]["step"] == state.step:
+        return {k: v for k, v in state.history[-1].items() if k not in ("step", "loss")}
+    metrics = recipe.validate(model)
+    state.history.append(
+        {"step": state.step, "loss": round(state.smoothed_loss or 0.0, 5), **metrics}
+    )
+    return metrics
+
+
+def manifest_fields(
+    recipe: Recipe,
+    model: nn.Module,
+    plan: RunPlan,
+    state: RunState,
+    metrics: dict,
+    wall_s: float,
+    world: int,
+    threads: int,
+    command: str,
+) -> dict:
+    """What the manifest records about a finished run, besides the file itself."""
+    d = recipe.defaults
+    return {
+        "family": recipe.family,
+        "task": recipe.task,
+        "config": asdict(recipe.config),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "seed": plan.seed,
+        "init_from": state.init_from,
+        "data": recipe.data_description(),
+        "steps": state.step,
+        "batch_size": plan.batch_size,
+        "world_size": world,
+        "instances_seen": state.step * plan.batch_size * world,
+        "optimizer": {
+            "name": "Adam",
+            "lr": plan.lr,
+            "schedule": f"linear warm-up {d.warmup} steps, cosine decay to 5%",
+            "grad_clip_norm": d.clip,
+            "note": getattr(recipe, "optimizer_note", None),
+        },
+        "time_budget_min": plan.budget_min,
+        "wall_time_s": round(wall_s, 1),
+        "threads_per_process": threads,
+        "metrics": metrics,
+        "validation_history": state.history,
+        "command": command,
+        "torch": torch.__version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def train(argv: list[str] | None = None) -> dict | None:
+    """Run one training; returns the manifest entry on rank 0."""
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    rank, world = _distributed()
+    recipe = get_recipe(args.recipe)
+    plan = run_plan(args, recipe.defaults)
+    resume_dir = Path(args.resume_dir)
+    model, optimizer, state = prepare(recipe, plan, args, resume_dir)
+    wall_s = run_loop(recipe, plan, model, optimizer, state, resume_dir, rank, world)
     entry = None
     if rank == 0:
-        if history and history[-1]["step"] == step:
-            metrics = {k: v for k, v in history[-1].items() if k not in ("step", "loss")}
-        else:
-            metrics = recipe.validate(model)
-            history.append({"step": step, "loss": round(smoothed or 0.0, 5), **metrics})
-        print(f"final step {step}: " + json.dumps(metrics), flush=True)
-        entry = save_checkpoint(
-            model,
-            recipe.name,
-            {
-                "family": recipe.family,
-                "task": recipe.task,
-                "config": asdict(recipe.config),
-                "parameters": sum(p.numel() for p in model.parameters()),
-                "seed": seed,
-                "init_from": init_from,
-                "data": recipe.data_description(),
-                "steps": step,
-                "batch_size": batch_size,
-                "world_size": world,
-                "instances_seen": step * batch_size * world,
-                "optimizer": {
-                    "name": "Adam",
-                    "lr": lr,
-                    "schedule": f"linear warm-up {d.warmup} steps, cosine decay to 5%",
-                    "grad_clip_norm": d.clip,
-                    "note": getattr(recipe, "optimizer_note", None),
-                },
-                "time_budget_min": budget_min,
-                "wall_time_s": round(wall, 1),
-                "threads_per_process": args.threads,
-                "metrics": metrics,
-                "validation_history": history,
-                "command": "python -m models.train " + shlex.join(argv or sys.argv[1:]),
-                "torch": torch.__version__,
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            },
-            Path(args.out),
+        metrics = final_metrics(recipe, model, state)
+        print(f"final step {state.step}: " + json.dumps(metrics), flush=True)
+        command = "python -m models.train " + shlex.join(argv or sys.argv[1:])
+        fields = manifest_fields(
+            recipe, model, plan, state, metrics, wall_s, world, args.threads, command
         )
+        entry = save_checkpoint(model, recipe.name, fields, Path(args.out))
         for path in _resume_paths(resume_dir, recipe.name):
             path.unlink(missing_ok=True)  # finished: the checkpoint supersedes it
     if world > 1:

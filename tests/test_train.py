@@ -9,7 +9,8 @@ import torch
 
 from models.checkpoints import CheckpointError, load_model, read_manifest
 from models.pointer import greedy
-from models.train import learning_rate, train
+from models.recipe import TrainDefaults
+from models.train import learning_rate, parse_args, run_plan, schedule_progress, train
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "pointer-sort-tiny"
@@ -75,6 +76,25 @@ def test_learning_rate_schedule() -> None:
     assert learning_rate(1.0, 0, 10, 0.0) == pytest.approx(0.1)
     assert learning_rate(1.0, 10, 10, 0.0) == pytest.approx(1.0)
     assert learning_rate(1.0, 500, 10, 1.0) == pytest.approx(0.05)
+
+
+def test_an_explicit_step_count_turns_off_the_recipes_time_budget() -> None:
+    defaults = TrainDefaults(steps=100, batch_size=8, lr=1e-3, time_budget_min=5.0)
+    plan = run_plan(parse_args([TINY]), defaults)
+    assert (plan.steps, plan.budget_min, plan.seed) == (100, 5.0, defaults.seed)
+    plan = run_plan(parse_args([TINY, "--steps", "10", "--seed", "0"]), defaults)
+    assert (plan.steps, plan.budget_min, plan.seed) == (10, None, 0)
+    plan = run_plan(parse_args([TINY, "--steps", "10", "--time-budget", "2"]), defaults)
+    assert (plan.steps, plan.budget_min) == (10, 2.0)
+
+
+def test_the_schedule_follows_steps_or_minutes_whichever_is_further() -> None:
+    defaults = TrainDefaults(steps=100, batch_size=8, lr=1e-3, time_budget_min=5.0)
+    budgeted = run_plan(parse_args([TINY]), defaults)
+    assert schedule_progress(10, 0.0, budgeted, world=1) == 0.1
+    assert schedule_progress(10, 150.0, budgeted, world=1) == 0.5  # half of 5 minutes
+    steps_only = run_plan(parse_args([TINY, "--steps", "100"]), defaults)
+    assert schedule_progress(10, 1e6, steps_only, world=1) == 0.1
 
 
 def test_tiny_training_under_torchrun(tmp_path: Path) -> None:
