@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from app.board_labels import place_line_labels, place_point_labels
 from app.schemas.pointer import HullResponse, PointerResponse, SortResponse, TspResponse
 
 FRAME = 400  # SVG user units, square board
@@ -298,18 +299,21 @@ def board_figure(inputs: Sequence[Any], result: PointerResponse) -> dict[str, An
     if isinstance(result, SortResponse):
         values = [float(v) for v in inputs]
         low, high = min(0.0, *values), max(1.0, *values)
+        xs = [line_x(v, low, high) for v in values]
+        spots = place_line_labels(xs)
         return {
             "kind": "line",
             "marks": [
                 {
-                    "x": line_x(v, low, high),
+                    "x": x,
                     "label": str(i + 1),
+                    "label_at": label,
                     "value": f"{v:g}",
                     "halo": halo_radius(first.distribution[i]),
                     "zero": first.distribution[i] == 0.0,
                     "chosen": i == first.chosen,
                 }
-                for i, v in enumerate(values)
+                for i, (v, x, label) in enumerate(zip(values, xs, spots, strict=True))
             ],
             "ticks": [
                 {"x": line_x(tick, low, high), "text": f"{tick:g}"}
@@ -319,4 +323,6 @@ def board_figure(inputs: Sequence[Any], result: PointerResponse) -> dict[str, An
     n = result.n
     model = points_figure(inputs, first.distribution[:n], first.chosen, result.order, True)
     exact = points_figure(inputs, None, None, result.reference.order, True)
-    return {"kind": "points", **model, "reference_path": exact["path"]}
+    spots = place_point_labels([(m["x"], m["y"]) for m in model["marks"]], FRAME)
+    marks = [{**mark, "label_at": spot} for mark, spot in zip(model["marks"], spots, strict=True)]
+    return {"kind": "points", **model, "marks": marks, "reference_path": exact["path"]}

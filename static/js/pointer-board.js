@@ -33,6 +33,63 @@
   const fromY = (py) => (FRAME - PAD - py) / (FRAME - 2 * PAD);
   const probabilityText = (p) => (p === 0 ? "0" : p >= 0.0005 ? p.toFixed(3) : "<0.001");
 
+  // Where each input's number goes so that no two overlap: the rule and constants of
+  // app/board_labels.py (the server's first drawing), step for step.
+  const LABEL = { charWidth: 7.7, ascent: 10.2, descent: 2.6, margin: 0.5, clearance: 6 };
+  const POINT_SPOTS = [
+    [8, -8, "start"],
+    [-8, -8, "end"],
+    [8, 16, "start"],
+    [-8, 16, "end"],
+  ];
+  const LINE_ROWS = [44, 30, 16];
+
+  function textBox(x, baseline, anchor, text) {
+    const width = LABEL.charWidth * text.length;
+    const left = { start: x, middle: x - width / 2, end: x - width }[anchor];
+    const m = LABEL.margin;
+    return [left - m, baseline - LABEL.ascent - m, left + width + m, baseline + LABEL.descent + m];
+  }
+
+  const boxesOverlap = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+
+  function boxNearPoint(box, x, y) {
+    const dx = Math.min(Math.max(x, box[0]), box[2]) - x;
+    const dy = Math.min(Math.max(y, box[1]), box[3]) - y;
+    return dx * dx + dy * dy < LABEL.clearance * LABEL.clearance;
+  }
+
+  function placePointLabels(coords) {
+    const placed = [];
+    return coords.map(([x, y], i) => {
+      const text = String(i + 1);
+      const spot = POINT_SPOTS.find(([dx, dy, anchor]) => {
+        const box = textBox(x + dx, y + dy, anchor, text);
+        const inside = box[0] >= 0 && box[1] >= 0 && box[2] <= FRAME && box[3] <= FRAME;
+        if (!inside || placed.some((other) => boxesOverlap(box, other))) return false;
+        if (coords.some(([px, py]) => boxNearPoint(box, px, py))) return false;
+        placed.push(box);
+        return true;
+      });
+      const [dx, dy, anchor] = spot || POINT_SPOTS[0];
+      return { dx, dy, anchor, crowded: !spot };
+    });
+  }
+
+  function placeLineLabels(xs) {
+    const placed = [];
+    return xs.map((x, i) => {
+      const text = String(i + 1);
+      const row = LINE_ROWS.find((baseline) => {
+        const box = textBox(x, baseline, "middle", text);
+        if (placed.some((other) => boxesOverlap(box, other))) return false;
+        placed.push(box);
+        return true;
+      });
+      return { y: row ?? LINE_ROWS[0], crowded: row === undefined };
+    });
+  }
+
   function cssColor(element, name, fallback) {
     return getComputedStyle(element).getPropertyValue(name).trim() || fallback;
   }
@@ -637,8 +694,12 @@
         ? this.indexOf(document.activeElement)
         : null;
       const layer = this.layer("points");
+      const coords = this.inputs.map((_, index) => this.position(index));
+      const labels = this.isSort
+        ? placeLineLabels(coords.map(([x]) => x))
+        : placePointLabels(coords);
       this.inputs.forEach((input, index) => {
-        const [x, y] = this.position(index);
+        const [x, y] = coords[index];
         const value = this.isSort ? String(input) : `(${input[0]}, ${input[1]})`;
         const mark = svg(
           "g",
@@ -653,7 +714,15 @@
         mark.dataset.index = index;
         svg("circle", { class: "pb-grab", cx: x, cy: y, r: 14 }, mark);
         svg("circle", { cx: x, cy: y, r: POINT_R }, mark);
-        const text = svg("text", this.isSort ? { x, y: y - 16 } : { x, y, dx: 8, dy: -8 }, mark);
+        const spot = labels[index];
+        const text = svg(
+          "text",
+          this.isSort
+            ? { x, y: spot.y }
+            : { x, y, dx: spot.dx, dy: spot.dy, "text-anchor": spot.anchor },
+          mark,
+        );
+        if (spot.crowded) text.classList.add("is-crowded");
         text.textContent = String(index + 1);
       });
       if (!this.isSort) {

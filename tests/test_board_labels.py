@@ -1,0 +1,69 @@
+"""The pointer board's numbers never overlap: at n = 100, and for near-equal values on the
+sorting line (app/board_labels.py; the browser twin is checked in tests/browser)."""
+
+from __future__ import annotations
+
+import random
+
+from app.board_labels import (
+    LINE_ROWS,
+    box_near_point,
+    boxes_overlap,
+    place_line_labels,
+    place_point_labels,
+    text_box,
+)
+from app.pointer_views import FRAME, board_xy, line_x
+
+
+def shown_point_boxes(coords, labels):
+    return [
+        text_box(x + spot["dx"], y + spot["dy"], spot["anchor"], str(i + 1))
+        for i, ((x, y), spot) in enumerate(zip(coords, labels, strict=True))
+        if not spot["crowded"]
+    ]
+
+
+def test_a_hundred_points_show_numbers_that_never_overlap_or_cover_a_point() -> None:
+    rng = random.Random(7)
+    coords = [board_xy(rng.random(), rng.random()) for _ in range(100)]
+    labels = place_point_labels(coords, FRAME)
+    boxes = shown_point_boxes(coords, labels)
+    assert all(not boxes_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    assert not any(box_near_point(box, x, y) for box in boxes for x, y in coords)
+    assert all(0 <= box[0] and box[2] <= FRAME and 0 <= box[1] and box[3] <= FRAME for box in boxes)
+    crowded = sum(spot["crowded"] for spot in labels)
+    assert 0 < crowded < 100  # thinned, not emptied
+    assert not labels[0]["crowded"]
+
+
+def test_a_few_spread_points_keep_the_usual_spot() -> None:
+    coords = [board_xy(x, y) for x, y in [(0.15, 0.2), (0.85, 0.1), (0.5, 0.45), (0.2, 0.85)]]
+    labels = place_point_labels(coords, FRAME)
+    assert [(s["dx"], s["dy"], s["anchor"], s["crowded"]) for s in labels] == [
+        (8, -8, "start", False)
+    ] * 4
+
+
+def test_a_number_that_would_leave_the_frame_goes_to_the_left() -> None:
+    # x = 376 in a 385-unit frame: a number to the right would end at 392
+    labels = place_point_labels([(376.0, 200.0), (100.0, 100.0)], 385)
+    assert labels[0]["anchor"] == "end" and not labels[0]["crowded"]
+    assert labels[1]["anchor"] == "start"
+
+
+def test_near_equal_values_stack_their_numbers() -> None:
+    values = [0.5, 0.501, 0.502, 0.9]
+    labels = place_line_labels([line_x(v, 0.0, 1.0) for v in values])
+    assert [spot["y"] for spot in labels] == [
+        LINE_ROWS[0],
+        LINE_ROWS[1],
+        LINE_ROWS[2],
+        LINE_ROWS[0],
+    ]
+    assert not any(spot["crowded"] for spot in labels)
+
+
+def test_more_near_equal_values_than_rows_are_crowded() -> None:
+    labels = place_line_labels([200.0 + 0.1 * i for i in range(len(LINE_ROWS) + 2)])
+    assert [spot["crowded"] for spot in labels] == [False] * len(LINE_ROWS) + [True, True]
