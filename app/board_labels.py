@@ -55,9 +55,19 @@ def box_near_point(box: Box, x: float, y: float) -> bool:
     return (nearest_x - x) ** 2 + (nearest_y - y) ** 2 < POINT_CLEARANCE**2
 
 
-def place_point_labels(coords: Sequence[tuple[float, float]], frame: float) -> list[dict[str, Any]]:
-    """For each point (SVG coordinates), its number's dx, dy, anchor and whether it is crowded."""
-    placed: list[Box] = []
+def end_mark_boxes(frame: float) -> list[Box]:
+    """The hull board's END mark in the top right corner (its dot and its word), which the
+    numbers keep clear of."""
+    x, y = frame - 44, 44.0
+    return [(x - 6, y - 6, x + 6, y + 6), text_box(x, y + 4, "middle", "END")]
+
+
+def place_point_labels(
+    coords: Sequence[tuple[float, float]], frame: float, reserved: Sequence[Box] = ()
+) -> list[dict[str, Any]]:
+    """For each point (SVG coordinates), its number's dx, dy, anchor and whether it is crowded;
+    `reserved` boxes are kept clear too."""
+    placed: list[Box] = list(reserved)
     labels = []
     for i, (x, y) in enumerate(coords):
         text = str(i + 1)

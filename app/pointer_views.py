@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from app.board_labels import place_line_labels, place_point_labels
+from app.board_labels import end_mark_boxes, place_line_labels, place_point_labels
 from app.schemas.pointer import HullResponse, PointerResponse, SortResponse, TspResponse
 
 FRAME = 400  # SVG user units, square board
@@ -323,6 +323,7 @@ def board_figure(inputs: Sequence[Any], result: PointerResponse) -> dict[str, An
     n = result.n
     model = points_figure(inputs, first.distribution[:n], first.chosen, result.order, True)
     exact = points_figure(inputs, None, None, result.reference.order, True)
-    spots = place_point_labels([(m["x"], m["y"]) for m in model["marks"]], FRAME)
+    reserved = end_mark_boxes(FRAME) if isinstance(result, HullResponse) else []
+    spots = place_point_labels([(m["x"], m["y"]) for m in model["marks"]], FRAME, reserved)
     marks = [{**mark, "label_at": spot} for mark, spot in zip(model["marks"], spots, strict=True)]
     return {"kind": "points", **model, "marks": marks, "reference_path": exact["path"]}

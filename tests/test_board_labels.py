@@ -9,6 +9,7 @@ from app.board_labels import (
     LINE_ROWS,
     box_near_point,
     boxes_overlap,
+    end_mark_boxes,
     place_line_labels,
     place_point_labels,
     text_box,
@@ -35,6 +36,14 @@ def test_a_hundred_points_show_numbers_that_never_overlap_or_cover_a_point() -> 
     crowded = sum(spot["crowded"] for spot in labels)
     assert 0 < crowded < 100  # thinned, not emptied
     assert not labels[0]["crowded"]
+
+
+def test_numbers_keep_clear_of_the_end_mark() -> None:
+    # a point just left of the END mark would put its number on the word
+    labels = place_point_labels([(330.0, 52.0)], FRAME)
+    assert labels[0]["anchor"] == "start"
+    beside_end = place_point_labels([(330.0, 52.0)], FRAME, end_mark_boxes(FRAME))[0]
+    assert beside_end["anchor"] == "end" and not beside_end["crowded"]
 
 
 def test_a_few_spread_points_keep_the_usual_spot() -> None:

@@ -59,8 +59,14 @@
     return dx * dx + dy * dy < LABEL.clearance * LABEL.clearance;
   }
 
-  function placePointLabels(coords) {
-    const placed = [];
+  // the hull board's END mark (dot and word) in the top right corner
+  const endMarkBoxes = () => {
+    const [x, y] = [FRAME - 44, 44];
+    return [[x - 6, y - 6, x + 6, y + 6], textBox(x, y + 4, "middle", "END")];
+  };
+
+  function placePointLabels(coords, reserved = []) {
+    const placed = [...reserved];
     return coords.map(([x, y], i) => {
       const text = String(i + 1);
       const spot = POINT_SPOTS.find(([dx, dy, anchor]) => {
@@ -697,7 +703,7 @@
       const coords = this.inputs.map((_, index) => this.position(index));
       const labels = this.isSort
         ? placeLineLabels(coords.map(([x]) => x))
-        : placePointLabels(coords);
+        : placePointLabels(coords, this.task === "hull" ? endMarkBoxes() : []);
       this.inputs.forEach((input, index) => {
         const [x, y] = coords[index];
         const value = this.isSort ? String(input) : `(${input[0]}, ${input[1]})`;

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Locator, Page
 
-from app.board_labels import LINE_ROWS, place_point_labels
+from app.board_labels import LINE_ROWS, end_mark_boxes, place_point_labels
 from tests.browser.conftest import ARTIFACTS, TrackedPage
 from tests.browser.test_pointer_board import (
     FRAME,
@@ -56,13 +56,17 @@ def test_a_hundred_points_show_numbers_that_never_overlap(
     random_board(page, board, 100)
     svg = board.locator("[data-board-svg]")
     shown = svg.evaluate(SHOWN_BOXES)
-    assert overlapping(shown) == []
+    end = svg.evaluate(
+        """(svg) => { const b = svg.querySelector(".pb-end text").getBBox();
+            return [b.x, b.y, b.x + b.width, b.y + b.height]; }"""
+    )
+    assert overlapping([*shown, end]) == []
     assert 20 < len(shown) < 100  # thinned out, not emptied
 
     # the script's spots are the server's rule, number for number
     span = FRAME - 2 * PAD
     coords = [(PAD + x * span, FRAME - PAD - y * span) for x, y in board_points(page, "hull")]
-    expected = place_point_labels(coords, FRAME)
+    expected = place_point_labels(coords, FRAME, end_mark_boxes(FRAME))
     drawn = svg.evaluate(
         """(svg) => [...svg.querySelectorAll("[data-layer=points] .pb-point text")].map((t) => ({
             dx: Number(t.getAttribute("dx")), dy: Number(t.getAttribute("dy")),
