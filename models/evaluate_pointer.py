@@ -217,55 +217,54 @@ def solver_reference(solver_lengths: dict[str, np.ndarray]) -> np.ndarray:
     return np.min(np.stack(list(solver_lengths.values())), axis=0)
 
 
-def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
-    model, entry = load_model("pointer-tsp")
-    main_rows, baseline_rows = [], []
-    for n in (5, 10, 20, 30, 40, 50):
-        count = count_for("tsp", n)
-        points = _test_set("tsp", n, count)
-        solved = solver_tours(points, n)
-        solvers = tour_lengths(points, {"solver": list(solved)} | classical_tours(points))
-        ours = tour_lengths(points, model_tours(model, points))
-        reference = float(solver_reference(solvers).mean())
-        exact = n <= tsp.HELD_KARP_MAX_N
-        paper = PAPER_TSP[n]
+TSP_SIZES = (5, 10, 20, 30, 40, 50)
 
-        def cell(lengths: np.ndarray, reference: float = reference) -> str:
-            return _length(float(lengths.mean()), reference)
 
-        main_rows.append(
-            [
-                str(n),
-                str(count),
-                HELD_KARP if exact else BEST_SOLVER_TOUR,
-                f"{reference:.3f}",
-                cell(ours["greedy"]),
-                cell(ours["beam"]),
-                cell(ours["beam shortest"]),
-                cell(ours["sample shortest"]),
-                paper[0],
-                paper[4],
-            ]
-        )
-        _log(f"tsp n={n}: {main_rows[-1]}")
-        baseline_rows.append(
-            [
-                str(n),
-                str(count),
-                cell(solvers["nearest neighbour"]),
-                cell(solvers["farthest insertion"]),
-                cell(solvers["2-opt"]),
-                cell(solvers["christofides"]),
-                cell(solvers["christofides 2-opt"]),
-                "exact" if exact else cell(solvers["solver"]),
-                f"{reference:.3f}",
-                paper[1],
-                paper[2],
-                paper[3],
-            ]
-        )
-        _log(f"tsp baselines n={n}: {baseline_rows[-1]}")
-    main = {
+def tsp_rows(model: PointerNet, n: int, count: int) -> tuple[list[str], list[str]]:
+    """One tested n: the main table's row (our tours) and the baselines table's row, both
+    measured against the same solver reference on the same `count` instances."""
+    points = _test_set("tsp", n, count)
+    solved = solver_tours(points, n)
+    solvers = tour_lengths(points, {"solver": list(solved)} | classical_tours(points))
+    ours = tour_lengths(points, model_tours(model, points))
+    reference = float(solver_reference(solvers).mean())
+    exact = n <= tsp.HELD_KARP_MAX_N
+    paper = PAPER_TSP[n]
+
+    def cell(lengths: np.ndarray) -> str:
+        return _length(float(lengths.mean()), reference)
+
+    main_row = [
+        str(n),
+        str(count),
+        HELD_KARP if exact else BEST_SOLVER_TOUR,
+        f"{reference:.3f}",
+        cell(ours["greedy"]),
+        cell(ours["beam"]),
+        cell(ours["beam shortest"]),
+        cell(ours["sample shortest"]),
+        paper[0],
+        paper[4],
+    ]
+    baseline_row = [
+        str(n),
+        str(count),
+        cell(solvers["nearest neighbour"]),
+        cell(solvers["farthest insertion"]),
+        cell(solvers["2-opt"]),
+        cell(solvers["christofides"]),
+        cell(solvers["christofides 2-opt"]),
+        "exact" if exact else cell(solvers["solver"]),
+        f"{reference:.3f}",
+        paper[1],
+        paper[2],
+        paper[3],
+    ]
+    return main_row, baseline_row
+
+
+def tsp_main_table(rows: list[list[str]], entry: dict) -> dict:
+    return {
         "caption": "TSP (Table 2): mean tour length of our Pointer Network trained on n = 5–20, "
         "with the gap to the reference tour on the same instances, beside the paper.",
         "columns": [
@@ -280,7 +279,7 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
             "paper optimal",
             "paper Ptr-Net",
         ],
-        "rows": main_rows,
+        "rows": rows,
         "note": f"Beam {BEAM} keeps the most probable valid tour; 'shortest' keeps the shortest "
         f"of the {BEAM} finished beam tours (the model proposes, the length decides); 'best of "
         f"{SAMPLES} samples' draws {SAMPLES} tours from the pointer's distribution (seeded by "
@@ -291,7 +290,10 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
         "lower bounds on the gap to the optimum (tsp-reference-check measures both at n = 20). "
         + _model_note(entry),
     }
-    baselines = {
+
+
+def tsp_baselines_table(rows: list[list[str]]) -> dict:
+    return {
         "caption": "TSP classical baselines on the same test instances (mean length, gap to the "
         "reference), beside the paper's A1, A2, A3.",
         "columns": [
@@ -308,14 +310,28 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
             "paper A2",
             "paper A3",
         ],
-        "rows": baseline_rows,
+        "rows": rows,
         "note": "Christofides via networkx; 2-opt applies the best improving move until none is "
         "left. OR-Tools: guided local search under a wall-clock limit ("
         + ", ".join(f"n = {n}: {ms} ms" for n, ms in ORTOOLS_MS.items())
         + "), run on a machine shared by many processes, so it got far less CPU than that and "
         "is weak at n ≥ 30. Paper: A1 and A2 are O(n²) heuristics, A3 is Christofides + 2-opt.",
     }
-    return {"tsp": main, "tsp-baselines": baselines}
+
+
+def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
+    model, entry = load_model("pointer-tsp")
+    main_rows, baseline_rows = [], []
+    for n in TSP_SIZES:
+        main_row, baseline_row = tsp_rows(model, n, count_for("tsp", n))
+        _log(f"tsp n={n}: {main_row}")
+        _log(f"tsp baselines n={n}: {baseline_row}")
+        main_rows.append(main_row)
+        baseline_rows.append(baseline_row)
+    return {
+        "tsp": tsp_main_table(main_rows, entry),
+        "tsp-baselines": tsp_baselines_table(baseline_rows),
+    }
 
 
 def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
