@@ -44,7 +44,6 @@ def create_app(
     checkpoint_dir = checkpoint_dir or Path(
         os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints")
     )
-
     serving = ServingSettings.from_env()
     plotly_file = PrecompressedFile(PLOTLY_JS, media_type="text/javascript")
 
@@ -63,6 +62,19 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    attach_state(app, content_dir, checkpoint_dir)
+    serve_plotly(app, plotly_file)
+    install_error_handlers(app)
+    app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
+    include_routers(app)
+    install_not_found_page(app)
+    install_serving(app, serving)
+    return app
+
+
+def attach_state(app: FastAPI, content_dir: Path, checkpoint_dir: Path) -> None:
+    """What routes and widgets reach through `app.state`: the papers, the model registry, the
+    templates and the widget renderer."""
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     registry = ModelRegistry(checkpoint_dir)
     load_providers()
@@ -73,17 +85,25 @@ def create_app(
         templates.env, WidgetEnv(results_dir=content_dir / "results", registry=registry)
     )
 
+
+def serve_plotly(app: FastAPI, plotly_file: PrecompressedFile) -> None:
     @app.get(PLOTLY_URL, include_in_schema=False)
     @app.head(PLOTLY_URL, include_in_schema=False)
     def plotly_js(request: Request) -> Response:
         return plotly_file.response(request)
 
-    install_error_handlers(app)
-    app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
-    # Each module in app/routes contributes one APIRouter named `router`.
+
+def include_routers(app: FastAPI) -> None:
+    """Each module in app/routes contributes one APIRouter named `router`."""
     for module in pkgutil.iter_modules(routes_package.__path__):
         router_module = importlib.import_module(f"{routes_package.__name__}.{module.name}")
         app.include_router(router_module.router)
+
+
+def install_not_found_page(app: FastAPI) -> None:
+    """A page that does not exist gets the 404 page; the API and every other status keep their
+    JSON answers, worded by app.errors for an unreadable body and a wrong method."""
+    templates = app.state.templates
 
     @app.exception_handler(StarletteHTTPException)
     async def not_found_page(request: Request, exc: StarletteHTTPException) -> Response:
@@ -96,9 +116,6 @@ def create_app(
         return templates.TemplateResponse(
             request, "404.html", {"path": request.url.path}, status_code=404
         )
-
-    install_serving(app, serving)
-    return app
 
 
 app = create_app()
