@@ -292,10 +292,11 @@ def worked_example_context(points: Sequence[Sequence[float]], result: HullRespon
     }
 
 
-def board_figure(inputs: Sequence[Any], result: PointerResponse) -> dict[str, Any]:
+def board_figure(inputs: Sequence[Any], result: PointerResponse, step: int = 0) -> dict[str, Any]:
     """The board's first drawing (before any script runs): the inputs, the exact answer, the
-    model's answer and the first step's halos."""
-    first = result.steps[0]
+    model's answer and the halos of one decoder step (0-based; the first unless the page
+    address names another)."""
+    first = result.steps[step]
     if isinstance(result, SortResponse):
         values = [float(v) for v in inputs]
         low, high = min(0.0, *values), max(1.0, *values)

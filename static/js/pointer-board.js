@@ -107,7 +107,7 @@
       this.task = this.config.task;
       this.isSort = this.task === "sort";
       this.key = this.config.key;
-      this.example = structuredClone(this.config.inputs);
+      this.example = structuredClone(this.config.example);
       this.inputs = structuredClone(this.config.inputs);
       this.options = {
         decoder: "greedy",
@@ -260,6 +260,8 @@
           this.el.resultSlot.innerHTML = await response.text();
           this.readResult();
           this.showError(null);
+          // the server's sentence about its first drawing no longer describes this one
+          this.root.querySelector("[data-url-note]")?.remove();
         } else {
           const problem = await response.json().catch(() => ({}));
           this.result = null;

@@ -1,0 +1,107 @@
+"""A pointer board's state in the page address, read by the server render, so that a shared link
+draws the shared figure before (or without) any script.
+
+static/js/pointer-board.js writes these keys (saveToUrl) and reads them the same way
+(restoreFromUrl): `hull=0.1,0.2;0.8,0.1;…` (points) or `sort=0.6,0.1,…` (values),
+`hull-decoder=greedy|beam8|sample64`, `hull-model=entmax15`, `hull-step=3` (counted from 1).
+Counts outside their range are clamped and an unknown model is ignored, as the script does.
+The page itself is not rate limited the way the API is, so a decode too heavy for it is drawn
+greedily, with a sentence saying so; the script then runs the shared decoder through the API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.compute import pointer_cost
+from app.schemas.pointer import MAX_BEAM_WIDTH, MAX_INPUTS, MAX_SAMPLES
+
+BOARD_KEYS = ("hull", "tsp", "sort")  # the boards' default ids (a board's `id:` is its task)
+FIELDS = ("decoder", "model", "step")
+DECODER = re.compile(r"(greedy|beam|sample)(\d+)?")
+DEFAULT_BEAM_WIDTH = 8
+DEFAULT_SAMPLES = 64
+# The heaviest decode a page render runs: greedy over the largest board the API accepts.
+PAGE_MAX_TOKENS = pointer_cost(MAX_INPUTS, 1)
+DECODER_NAMES = {"greedy": "greedy decoding", "beam": "beam search", "sample": "best of k samples"}
+
+
+def url_keys(keys: Sequence[str] = BOARD_KEYS) -> set[str]:
+    """Every address key the boards with these ids write."""
+    return {key for board in keys for key in (board, *(f"{board}-{f}" for f in FIELDS))}
+
+
+@dataclass(frozen=True)
+class BoardState:
+    inputs: Any  # points [[x, y], …] or values […], not yet validated
+    decoder: str = "greedy"
+    beam_width: int = DEFAULT_BEAM_WIDTH
+    samples: int = DEFAULT_SAMPLES
+    model: str | None = None
+    step: int = 0  # 0-based; clamped to the decode's steps when drawn
+
+    def hypotheses(self) -> int:
+        return {"greedy": 1, "beam": self.beam_width, "sample": self.samples}[self.decoder]
+
+    def fits_the_page(self) -> bool:
+        inputs = self.inputs if isinstance(self.inputs, list) else []
+        return pointer_cost(len(inputs), self.hypotheses()) <= PAGE_MAX_TOKENS
+
+    def request_fields(self) -> dict[str, Any]:
+        """Decoder fields of the API request, as the script sends them."""
+        fields: dict[str, Any] = {"decoder": self.decoder, "beam_width": self.beam_width}
+        if self.decoder == "sample":
+            fields["samples"] = self.samples
+        if self.model is not None:
+            fields["model"] = self.model
+        return fields
+
+    def decoder_label(self) -> str:
+        count = {"beam": f" (width {self.beam_width})", "sample": f" (k = {self.samples})"}
+        return DECODER_NAMES[self.decoder] + count.get(self.decoder, "")
+
+
+def parse_inputs(task: str, text: str) -> list[Any]:
+    """`0.1,0.2;0.8,0.1` -> [[0.1, 0.2], [0.8, 0.1]]; `0.6,0.1` -> [0.6, 0.1] (sorting).
+    Raises ValueError with a sentence for the reader when a part is not a number."""
+    what = "value" if task == "sort" else "coordinate"
+
+    def number(part: str) -> float:
+        try:
+            return float(part)
+        except ValueError:
+            raise ValueError(
+                f"The shared address has a {what} that is not a number: “{part.strip()}”."
+            ) from None
+
+    if task == "sort":
+        return [number(part) for part in text.split(",") if part.strip()]
+    return [[number(c) for c in pair.split(",")] for pair in text.split(";") if pair.strip()]
+
+
+def board_state(
+    task: str, key: str, url_state: Mapping[str, str], variants: Sequence[str]
+) -> BoardState | None:
+    """The board's state from the address, or None when the address says nothing about it."""
+    mine = {name: url_state[name] for name in url_keys([key]) if name in url_state}
+    if not mine:
+        return None
+    fields: dict[str, Any] = {"inputs": None}
+    if key in mine:
+        fields["inputs"] = parse_inputs(task, mine[key])
+    match = DECODER.fullmatch(mine.get(f"{key}-decoder", ""))
+    if match:
+        fields["decoder"] = match[1]
+        if match[2] and match[1] == "beam":
+            fields["beam_width"] = min(MAX_BEAM_WIDTH, max(1, int(match[2])))
+        if match[2] and match[1] == "sample":
+            fields["samples"] = min(MAX_SAMPLES, max(1, int(match[2])))
+    if mine.get(f"{key}-model") in variants:
+        fields["model"] = mine[f"{key}-model"]
+    step = mine.get(f"{key}-step", "")
+    if step.isdigit() and int(step) > 0:
+        fields["step"] = int(step) - 1
+    return BoardState(**fields)
