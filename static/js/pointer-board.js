@@ -43,6 +43,7 @@
     [-8, 16, "end"],
   ];
   const LINE_ROWS = [44, 30, 16];
+  const SLOT_DIGIT_WIDTH = 6.3; // the output slots' 9 px numbers
 
   function textBox(x, baseline, anchor, text) {
     const width = LABEL.charWidth * text.length;
@@ -673,6 +674,11 @@
         });
       }
       const sorted = result.reference.order.map((i) => this.inputs[i]);
+      // Many values crowd the slots: the circles shrink to their spacing, and a slot's number
+      // shows only where it clears the last one shown (every slot keeps it as a tooltip).
+      const spacing = this.inputs.length > 1 ? this.slotX(1) - this.slotX(0) : FRAME;
+      const radius = Math.max(2.5, Math.min(9, spacing / 2 - 0.5));
+      let shownRight = -Infinity;
       result.order.forEach((index, slot) => {
         const x = this.lineX(this.inputs[index]);
         const wrong = this.inputs[index] !== sorted[slot];
@@ -690,9 +696,18 @@
         link.dataset.slot = slot;
         const box = svg("g", { class: `pb-slot${wrong ? " is-wrong" : ""}` }, model);
         box.dataset.slot = slot;
-        svg("circle", { cx: this.slotX(slot), cy: SLOT_Y, r: 9 }, box);
-        const text = svg("text", { x: this.slotX(slot), y: SLOT_Y + 4 }, box);
-        text.textContent = String(index + 1);
+        svg("circle", { cx: this.slotX(slot), cy: SLOT_Y, r: radius }, box);
+        svg("title", {}, box).textContent = `output ${slot + 1}: input ${index + 1}`;
+        const number = String(index + 1);
+        const half = (SLOT_DIGIT_WIDTH * number.length) / 2 + 1;
+        if (this.slotX(slot) - half < shownRight) return;
+        shownRight = this.slotX(slot) + half;
+        // a number wider than its shrunken circle goes under it
+        const text =
+          radius < 9
+            ? svg("text", { x: this.slotX(slot), y: SLOT_Y + radius + 9, class: "is-below" }, box)
+            : svg("text", { x: this.slotX(slot), y: SLOT_Y + 4 }, box);
+        text.textContent = number;
       });
     }
 

@@ -105,3 +105,32 @@ def test_near_equal_values_stack_their_numbers(tracked_page: TrackedPage) -> Non
     assert rows == [*LINE_ROWS, LINE_ROWS[0], LINE_ROWS[0]]
     svg.screenshot(path=SCREENSHOTS / "pointer-board-sort-near-equal-1280.png")
     tracked_page.assert_clean()
+
+
+def test_forty_values_leave_the_output_slots_readable(tracked_page: TrackedPage) -> None:
+    page = tracked_page.page
+    tracked_page.goto(PAGE)
+    board = page.locator("#pointer-board-sort")
+    random_board(page, board, 40)
+    svg = board.locator("[data-board-svg]")
+    slots = svg.evaluate(
+        """(svg) => [...svg.querySelectorAll(".pb-slot")].map((slot) => {
+            const c = slot.querySelector("circle").getBBox();
+            const t = slot.querySelector("text");
+            const b = t && t.getBBox();
+            return {
+                circle: [c.x, c.y, c.x + c.width, c.y + c.height],
+                text: b ? [b.x, b.y, b.x + b.width, b.y + b.height] : null,
+                title: slot.querySelector("title").textContent,
+            };
+        })"""
+    )
+    assert len(slots) == 40
+    assert overlapping([slot["circle"] for slot in slots]) == []
+    numbers = [slot["text"] for slot in slots if slot["text"] is not None]
+    assert overlapping(numbers) == []
+    assert 10 <= len(numbers) < 40  # thinned, not emptied
+    assert slots[0]["title"].startswith("output 1: input ")
+    assert overlapping(svg.evaluate(SHOWN_BOXES)) == []
+    svg.screenshot(path=SCREENSHOTS / "pointer-board-sort-40-1280.png")
+    tracked_page.assert_clean()
