@@ -429,8 +429,6 @@ def _softmax_rows(z: Tensor) -> tuple[Tensor, Tensor]:
 def _mapping_rows(z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
     if alpha == 1:
         return _softmax_rows(z)
-    if _compiled(z):
-        return _CompiledEntmaxFunction.forward(_NoGradContext(), z, alpha)
     p, tau, _ = _sparse_forward(z, alpha)
     return p, tau
 
@@ -598,6 +596,12 @@ def _compiled(x: Tensor) -> bool:
 _threads = torch.get_num_threads
 
 
+def _kernel_rows(z: Tensor):
+    """The rows as the C-contiguous NumPy array the kernels read (a view where possible)."""
+    rows = z.detach() if z.requires_grad else z
+    return (rows if rows.is_contiguous() else rows.contiguous()).numpy()
+
+
 class _CompiledEntmaxFunction(Function):
     r"""α-entmax for one float α > 1 by the compiled kernels. The backward is
     $\bar z = g \odot (\bar p - \sum_j g_j \bar p_j / \sum_j g_j)$ with $g = p^{2-\alpha}$ on
@@ -605,9 +609,7 @@ class _CompiledEntmaxFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
-        rows = z.detach() if z.requires_grad else z
-        rows = rows if rows.is_contiguous() else rows.contiguous()
-        p, tau, masked = _kernels.forward(rows.numpy(), alpha, _threads())
+        p, tau, masked = _kernels.forward(_kernel_rows(z), alpha, _threads())
         if masked:
             raise ValueError(_ALL_MASKED)
         p = torch.from_numpy(p)
@@ -753,9 +755,8 @@ class _FenchelYoungLossFunction(Function):
     @staticmethod
     def forward(ctx, z: Tensor, target: Tensor, alpha: float) -> Tensor:
         if alpha != 1 and _compiled(z):  # the kernels give p and the loss in one pass
-            scores = z.detach().contiguous().numpy()
             classes = target.to(torch.int64).contiguous().numpy()
-            p, loss, masked = _kernels.fenchel_young(scores, classes, alpha, _threads())
+            p, loss, masked = _kernels.fenchel_young(_kernel_rows(z), classes, alpha, _threads())
             if masked:
                 raise ValueError(_ALL_MASKED)
             p = torch.from_numpy(p)
