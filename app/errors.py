@@ -5,10 +5,20 @@ FastAPI's default 422 body is a list of pydantic error objects; every API here p
 (as a JSON path, e.g. `points[2][0]`) and the limit it broke. A request from one of the
 page's widgets (it sends `HX-Request: true`) gets the same sentence in the reader's terms
 instead: "Point 3's x", counting from 1 as the board and the coordinates box do.
+
+The app's exception handlers live here too, one per kind of failure:
+  a reader's input the model cannot take   422, the exception's own sentence (`ReaderError`,
+                                           and each family's types given to `reader_errors`)
+  a model that cannot be served            503, "The model “…” is unavailable: <reason>."
+  a decode stopped by its budget           its status (503 over time, 499 client gone)
+  anything else (a bug)                    500, logged with the request id; the reader gets
+                                           a sentence naming that id, never the message
+Routes raise; they never catch to build an answer themselves.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +27,34 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
+
+from app.compute import ComputeStopped
+from app.services import ModelUnavailable
+
+logger = logging.getLogger("papertrace.errors")
+
+
+class ReaderError(Exception):
+    """Input the reader can change; `str(exc)` is the sentence that says what to change."""
+
+
+# The exception types answered with 422 and their own sentence. A family adds its domain
+# errors with `reader_errors(...)` when its service module is imported; anything not listed
+# (a ValueError from a bug, say) is a 500.
+READER_ERRORS: list[type[Exception]] = [ReaderError]
+
+
+def reader_errors(*types: type[Exception]) -> None:
+    """Declare exception types whose message is a sentence for the reader: answered 422."""
+    for kind in types:
+        if kind not in READER_ERRORS:
+            READER_ERRORS.append(kind)
+
+
+SERVER_ERROR = (
+    "The server failed on this request; it is logged under the X-Request-ID {request_id}. "
+    "Try again later."
+)
 
 
 def field_path(loc: Sequence[str | int]) -> str:
@@ -192,5 +230,47 @@ def method_not_allowed(request: Request, exc: StarletteHTTPException) -> JSONRes
     return JSONResponse(status_code=405, content={"detail": detail}, headers={"Allow": allow})
 
 
+async def reader_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+
+async def model_unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ModelUnavailable)
+    detail = f"The model “{exc.name}” is unavailable: {exc.reason}."
+    return JSONResponse(status_code=503, content={"detail": detail})
+
+
+async def compute_stopped_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ComputeStopped)
+    return JSONResponse(status_code=exc.status, content={"detail": exc.detail})
+
+
+def request_id(request: Request) -> str:
+    """The id app.observability.AccessLog gave this request ("-" outside that middleware)."""
+    return str(getattr(request.state, "request_id", "-"))
+
+
+async def server_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: logged with the request id and the traceback; the reader gets the id only.
+    (app.security.SecurityHeaders usually has sent this answer already; the log is the point.)"""
+    rid = request_id(request)
+    logger.error(
+        "request_id=%s unhandled %s on %s %s",
+        rid,
+        type(exc).__name__,
+        request.method,
+        request.url.path,
+        exc_info=exc,
+    )
+    return JSONResponse(status_code=500, content={"detail": SERVER_ERROR.format(request_id=rid)})
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    """Every handler above. Call it after the routers are included, so the families' service
+    modules have declared their `reader_errors`."""
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    for kind in READER_ERRORS:
+        app.add_exception_handler(kind, reader_error_handler)
+    app.add_exception_handler(ModelUnavailable, model_unavailable_handler)
+    app.add_exception_handler(ComputeStopped, compute_stopped_handler)
+    app.add_exception_handler(Exception, server_error_handler)

@@ -1,5 +1,6 @@
 """Limits that protect the workers: request body size, a per-client rate on /api/*, and the
-number of torch threads each worker uses.
+malloc arenas each worker keeps (the torch thread count is app.settings' and is set in
+app.serving).
 
 Both middlewares are plain ASGI, so they act before FastAPI reads or parses anything. The rate
 limiter keeps its buckets in process memory: it is a soft guard against one runaway client, not a
@@ -19,8 +20,6 @@ from dataclasses import dataclass
 
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from models.threads import set_intra_op_threads
 
 API_PREFIX = "/api/"
 
@@ -179,11 +178,6 @@ class RateLimit:
                 await send_json_error(send, 429, detail, {"Retry-After": str(retry_after)})
                 return
         await self.app(scope, receive, send)
-
-
-def set_torch_threads(threads: int) -> None:
-    """Intra-op threads for this process; the value from $PAPERTRACE_TORCH_THREADS."""
-    set_intra_op_threads(threads)
 
 
 # glibc's mallopt parameter for the number of malloc arenas (malloc.h).

@@ -64,9 +64,9 @@ def create_app(
     )
     attach_state(app, content_dir, checkpoint_dir)
     serve_plotly(app, plotly_file)
-    install_error_handlers(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     include_routers(app)
+    install_error_handlers(app)  # after the routers: their families declared reader errors
     install_not_found_page(app)
     install_serving(app, serving)
     return app

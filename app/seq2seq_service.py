@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.errors import ReaderError
 from app.schemas.seq2seq import (
     DEFAULT_ALPHA,
     InflectionExample,
@@ -131,7 +132,7 @@ TRANSLATION_MEANINGS = {
 }
 
 
-class InvalidSeq2SeqInput(ValueError):
+class InvalidSeq2SeqInput(ReaderError):
     """A request a trained model cannot take; the message says what to change."""
 
 

@@ -3,7 +3,7 @@
 `checkpoints/manifest.json` says which family each checkpoint belongs to; a family's loader
 (registered with `register_loader`, by the module that knows how to build that model) turns the
 checkpoint into a ready model. Routes get the registry as a FastAPI dependency
-(`Depends(get_registry)`); widget context providers get it through `WidgetEnv`.
+(`registry: Registry`); widget context providers get it through `WidgetEnv`.
 
 A missing or corrupt checkpoint raises `ModelUnavailable` with a sentence for the reader; the
 widget or endpoint that asked reports it, and the rest of the site keeps working.
@@ -17,9 +17,9 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 logger = logging.getLogger(__name__)
 
@@ -212,3 +212,7 @@ class ModelRegistry:
 def get_registry(request: Request) -> ModelRegistry:
     """FastAPI dependency: the registry created by `create_app`."""
     return request.app.state.registry
+
+
+# The one way a route asks for the registry: `def route(registry: Registry)`.
+Registry = Annotated[ModelRegistry, Depends(get_registry)]

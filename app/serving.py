@@ -26,13 +26,13 @@ from app.limits import (
     RateLimit,
     RateLimiter,
     limit_malloc_arenas,
-    set_torch_threads,
 )
 from app.observability import AccessLog, configure_logging, install_metrics
 from app.security import SecurityHeaders, allow_cross_origin
 from app.settings import ServingSettings
 from app.static_cache import PrecompressedFile
 from models.entmax import warm_up as compile_entmax_kernels
+from models.threads import set_intra_op_threads
 
 # Level 6: a deep-dive page comes out within 1% of level 9 (19.0 vs 18.9 KB) for a fraction
 # of the CPU per request.
@@ -98,7 +98,7 @@ async def warm_up(app: FastAPI, settings: ServingSettings, *large_files: Precomp
     """Start-up work, so the first reader pays for none of it: torch threads, the entmax kernels
     compiled, every manifest model loaded and verified (a failing one is disabled and logged;
     start-up goes on), and the large static files compressed."""
-    set_torch_threads(settings.torch_threads)
+    set_intra_op_threads(settings.torch_threads)  # the settings own the count; set it once
     limit_malloc_arenas()
     await run_in_threadpool(compile_entmax_kernels)
     await run_in_threadpool(app.state.registry.warm)

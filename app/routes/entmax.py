@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
+from pydantic import BaseModel
 
 from app.entmax_service import compute_entmax
+from app.responses import respond
 from app.schemas.entmax import EntmaxRequest, EntmaxResponse
 
 router = APIRouter(prefix="/api", tags=["entmax"])
-
-FRAGMENT = "partials/entmax/result.html"
 
 
 @router.post(
@@ -22,17 +22,8 @@ FRAGMENT = "partials/entmax/result.html"
         422: {"description": '`{"detail": "<a sentence saying what to change>"}`'},
     },
 )
-def entmax_endpoint(
-    body: EntmaxRequest,
-    request: Request,
-    hx_request: str | None = Header(None, include_in_schema=False),
-) -> EntmaxResponse | HTMLResponse:
+def entmax_endpoint(body: EntmaxRequest, request: Request) -> BaseModel | HTMLResponse:
     """entmax_α(scores): the probabilities, the support size and the threshold τ."""
     result = compute_entmax(body)
-    if hx_request is None:
-        return result
-    return request.app.state.templates.TemplateResponse(
-        request,
-        FRAGMENT,
-        {"result": result, "labels": body.labels, "alpha": body.alpha},
-    )
+    context = {"result": result, "labels": body.labels, "alpha": body.alpha}
+    return respond(request, result, "partials/entmax/result.html", context)

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
+from pydantic import BaseModel
 
 from app import seq2seq_service as service
 from app.compute import Budget, compute_budget, stops_answered, text_cost
+from app.responses import respond
 from app.schemas.seq2seq import (
     InflectRequest,
     InflectResponse,
@@ -22,11 +24,10 @@ from app.schemas.seq2seq import (
     TranslateRequest,
     TranslateResponse,
 )
-from app.services import ModelRegistry, ModelUnavailable, get_registry
+from app.services import ModelRegistry, Registry
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
-Registry = Annotated[ModelRegistry, Depends(get_registry)]
 RequestT = TypeVar("RequestT", InflectRequest, TranslateRequest)
 
 
@@ -53,50 +54,42 @@ ERRORS = {
 }
 
 
-def run_or_explain(
+def decoded(
     run: Callable[[ModelRegistry, RequestT, Callable[[], None]], Seq2SeqResponse],
     registry: ModelRegistry,
     payload: RequestT,
     budget: Budget,
 ) -> Seq2SeqResponse:
-    try:
-        with stops_answered(budget):
-            return run(registry, payload, budget.check)
-    except service.InvalidSeq2SeqInput as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-    except ModelUnavailable as exc:
-        raise HTTPException(
-            status_code=503,
-            detail=f"The model “{exc.name}” is unavailable: {exc.reason}.",
-        ) from exc
+    """The family's answer; a reader's error, a missing model or a stopped decode is answered
+    by app.errors' handlers."""
+    with stops_answered(budget):
+        return run(registry, payload, budget.check)
 
 
-def respond(request: Request, response: Seq2SeqResponse) -> Seq2SeqResponse | HTMLResponse:
-    if request.headers.get("HX-Request") != "true":
-        return response
+def answer(request: Request, response: Seq2SeqResponse) -> BaseModel | HTMLResponse:
     compact = request.query_params.get("compact") == "1"
-    return request.app.state.templates.TemplateResponse(
-        request, "partials/seq2seq/result.html", service.result_view(response, compact)
+    return respond(
+        request, response, "partials/seq2seq/result.html", service.result_view(response, compact)
     )
 
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
 def inflect(
     request: Request, payload: InflectRequest, registry: Registry, budget: InflectBudget
-) -> Seq2SeqResponse | HTMLResponse:
+) -> BaseModel | HTMLResponse:
     """Inflect a lemma: the n-best forms and, per output character, attention and output
     distributions with their support sizes; beside them the lexicon's forms for the cell, the
     lemma's split and whether the best form is right."""
-    return respond(request, run_or_explain(service.inflect, registry, payload, budget))
+    return answer(request, decoded(service.inflect, registry, payload, budget))
 
 
 @router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
 def translate(
     request: Request, payload: TranslateRequest, registry: Registry, budget: TranslateBudget
-) -> Seq2SeqResponse | HTMLResponse:
+) -> BaseModel | HTMLResponse:
     """Translate an English sentence to German: the n-best and the per-subword trace; when the
     sentence is in the corpus, its translation there, its split and whether the best matches."""
-    return respond(request, run_or_explain(service.translate, registry, payload, budget))
+    return answer(request, decoded(service.translate, registry, payload, budget))
 
 
 @router.get("/options", response_model=OptionsResponse)

@@ -1,0 +1,59 @@
+"""One way every route answers: the response object as JSON, or, for htmx, the HTML fragment
+drawn from that same object.
+
+A request from htmx carries `HX-Request: true` and gets `template` rendered with `context`;
+any other client gets `result` as JSON (FastAPI validates it against the route's
+`response_model`). A fragment may also move the page address: `url_state` maps query keys to
+values (None removes a key), applied to the page the request came from (`HX-Current-URL`) and
+sent back as `HX-Replace-Url`, so a shared link reproduces the figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel
+
+UrlState = Mapping[str, str | None]
+
+
+def wants_fragment(request: Request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def page_url(current: str, url_state: UrlState) -> str | None:
+    """`current` (an absolute or relative URL) as a path and query with `url_state` applied;
+    None when there is no current page to speak of. Scheme and host are dropped: the answer
+    can only move the address within this site."""
+    parts = urlsplit(current)
+    if not parts.path.startswith("/"):
+        return None
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    for key, value in url_state.items():
+        if value is None:
+            query.pop(key, None)
+        else:
+            query[key] = value
+    encoded = urlencode(query)
+    return parts.path + (f"?{encoded}" if encoded else "")
+
+
+def respond(
+    request: Request,
+    result: BaseModel,
+    template: str,
+    context: Mapping[str, Any],
+    url_state: UrlState | None = None,
+) -> BaseModel | HTMLResponse:
+    """JSON (`result`) or, for htmx, `template` rendered with `context`; see the module."""
+    if not wants_fragment(request):
+        return result
+    response = request.app.state.templates.TemplateResponse(request, template, dict(context))
+    current = request.headers.get("HX-Current-URL")
+    if url_state is not None and current and (url := page_url(current, url_state)):
+        response.headers["HX-Replace-Url"] = url
+    return response
