@@ -3,14 +3,15 @@ draws the shared figure before (or without) any script.
 
 static/js/pointer-board.js writes these keys (saveToUrl) and reads them the same way
 (restoreFromUrl): `hull=0.1,0.2;0.8,0.1;…` (points) or `sort=0.6,0.1,…` (values),
-`hull-decoder=greedy|beam8|sample64`, `hull-model=entmax15`, `hull-step=3` (counted from 1).
-Counts outside their range are clamped and an unknown model is ignored, as the script does.
+`hull-decoder=greedy|beam8|sample64`, `sort-alpha=1.5` (the pointer's α), `hull-step=3` (counted
+from 1). Counts outside their range are clamped and an α no checkpoint has is ignored.
 The page itself is not rate limited the way the API is, so a decode too heavy for it is drawn
 greedily, with a sentence saying so; the script then runs the shared decoder through the API.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from typing import Any
 
 from app.compute import pointer_cost
 from app.schemas.pointer import MAX_BEAM_WIDTH, MAX_INPUTS, MAX_SAMPLES
+from models.pointer_run import hypotheses
 
 BOARD_KEYS = ("hull", "tsp", "sort")  # the boards' default ids (a board's `id:` is its task)
-FIELDS = ("decoder", "model", "step")
+FIELDS = ("decoder", "alpha", "step")
 DECODER = re.compile(r"(greedy|beam|sample)(\d+)?")
 DEFAULT_BEAM_WIDTH = 8
 DEFAULT_SAMPLES = 64
@@ -40,11 +42,11 @@ class BoardState:
     decoder: str = "greedy"
     beam_width: int = DEFAULT_BEAM_WIDTH
     samples: int = DEFAULT_SAMPLES
-    model: str | None = None
+    alpha: float | None = None  # None: the task's trained default
     step: int = 0  # 0-based; clamped to the decode's steps when drawn
 
     def hypotheses(self) -> int:
-        return {"greedy": 1, "beam": self.beam_width, "sample": self.samples}[self.decoder]
+        return hypotheses(self.decoder, self.beam_width, self.samples)  # type: ignore[arg-type]
 
     def fits_the_page(self) -> bool:
         inputs = self.inputs if isinstance(self.inputs, list) else []
@@ -55,8 +57,8 @@ class BoardState:
         fields: dict[str, Any] = {"decoder": self.decoder, "beam_width": self.beam_width}
         if self.decoder == "sample":
             fields["samples"] = self.samples
-        if self.model is not None:
-            fields["model"] = self.model
+        if self.alpha is not None:
+            fields["alpha"] = self.alpha
         return fields
 
     def decoder_label(self) -> str:
@@ -82,8 +84,17 @@ def parse_inputs(task: str, text: str) -> list[Any]:
     return [[number(c) for c in pair.split(",")] for pair in text.split(";") if pair.strip()]
 
 
+def known_alpha(text: str, alphas: Sequence[float]) -> float | None:
+    """The α the address names if a checkpoint has it, else None (the default)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return next((alpha for alpha in alphas if math.isclose(alpha, value)), None)
+
+
 def board_state(
-    task: str, key: str, url_state: Mapping[str, str], variants: Sequence[str]
+    task: str, key: str, url_state: Mapping[str, str], alphas: Sequence[float]
 ) -> BoardState | None:
     """The board's state from the address, or None when the address says nothing about it."""
     mine = {name: url_state[name] for name in url_keys([key]) if name in url_state}
@@ -99,8 +110,7 @@ def board_state(
             fields["beam_width"] = min(MAX_BEAM_WIDTH, max(1, int(match[2])))
         if match[2] and match[1] == "sample":
             fields["samples"] = min(MAX_SAMPLES, max(1, int(match[2])))
-    if mine.get(f"{key}-model") in variants:
-        fields["model"] = mine[f"{key}-model"]
+    fields["alpha"] = known_alpha(mine.get(f"{key}-alpha", ""), alphas)
     step = mine.get(f"{key}-step", "")
     if step.isdigit() and int(step) > 0:
         fields["step"] = int(step) - 1

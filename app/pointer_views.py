@@ -20,6 +20,14 @@ POINT_R = 5.0
 HALO_MAX_R = 26.0  # a probability of 1 draws this radius; area grows with probability
 
 
+# The pointer mapping in words, by its α: the one place the board and the summary name it.
+MAPPING_LABELS = {1.0: "softmax (dense)", 1.5: "1.5-entmax (sparse)", 2.0: "sparsemax (sparse)"}
+
+
+def mapping_label(alpha: float) -> str:
+    return MAPPING_LABELS.get(alpha, f"{alpha:g}-entmax")
+
+
 def board_xy(x: float, y: float, frame: float = FRAME, pad: float = PAD) -> tuple[float, float]:
     """Unit-square point -> SVG position (y up, as on paper)."""
     span = frame - 2 * pad
@@ -119,7 +127,8 @@ def summary_rows(result: PointerResponse, labels: Sequence[str]) -> list[tuple[s
         ("Decoder", decoder_text(result)),
         (
             "Checkpoint",
-            f"{result.model.name} · {result.model.pointer} pointer · "
+            f"{result.model.name} · {mapping_label(result.model.alpha)} pointer, "
+            f"α = {result.model.alpha:g} · "
             f"sha256 {result.model.sha256[:12]}…",
         ),
         ("Server time", f"{result.server_ms:.1f} ms"),
@@ -206,7 +215,7 @@ def result_context(result: PointerResponse) -> dict[str, Any]:
         "summary": summary_rows(result, labels),
         "labels": labels,
         "rows": step_rows(result, labels),
-        "sparse": result.model.pointer != "softmax",
+        "sparse": result.model.alpha > 1,
         "best_of_k": best_of_k_rows(result),
         "best_of_k_measure": BEST_OF_K_MEASURES[result.task],
     }

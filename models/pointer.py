@@ -31,7 +31,10 @@ import torch.nn.functional as F
 from torch import nn
 
 IGNORE_INDEX = -100
-POINTER_MAPPINGS = ("softmax", "entmax15", "sparsemax")
+# The pointer mapping by name (as checkpoints store it) and as α-entmax's α, the one knob the
+# API and the seq2seq family speak: 1 softmax, 1.5 1.5-entmax, 2 sparsemax.
+POINTER_ALPHAS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0}
+POINTER_MAPPINGS = tuple(POINTER_ALPHAS)
 
 
 @dataclass
@@ -56,6 +59,11 @@ class Config:
             raise ValueError(f"pointer must be one of {POINTER_MAPPINGS}, got {self.pointer!r}")
         if self.input_order not in ("given", "x"):
             raise ValueError(f"input_order must be 'given' or 'x', got {self.input_order!r}")
+
+    @property
+    def alpha(self) -> float:
+        """The pointer mapping's α (1 softmax, 1.5 1.5-entmax, 2 sparsemax)."""
+        return POINTER_ALPHAS[self.pointer]
 
 
 def pointer_mapping(name: str) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.main import ROOT, create_app
-from app.pointer_service import CHECKPOINTS
 from models.checkpoints import read_manifest
+from models.pointer_run import SERVED
 from models.tasks import hull, tsp
 
 SHIPPED = ROOT / "checkpoints"
 GOLDEN = Path(__file__).parent / "golden"
-NAMES = sorted({name for variants in CHECKPOINTS.values() for name in variants.values()})
+NAMES = sorted({name for names in SERVED.values() for name in names})
 FIVE = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
 VALUES = [0.62, 0.15, 0.87, 0.40, 0.05]
 
@@ -113,8 +113,7 @@ def test_hull_greedy_on_the_worked_example(api: TestClient, checkpoint_dir: Path
     entry = read_manifest(checkpoint_dir)["pointer-hull"]
     assert result["model"] == {
         "name": "pointer-hull",
-        "variant": "softmax",
-        "pointer": "softmax",
+        "alpha": 1.0,
         "sha256": entry["sha256"],
         "train_steps": entry["steps"],
     }
@@ -201,7 +200,7 @@ def test_sort_softmax(api: TestClient, decoder: str) -> None:
         "method": "stable sort (exact)",
         "optimal": True,
     }
-    assert result["model"]["pointer"] == "softmax" and result["rescaled"] is False
+    assert result["model"]["alpha"] == 1 and result["rescaled"] is False
     # masking leaves at most the inputs not yet chosen (a confident softmax may underflow to 0)
     assert all(s["support_size"] <= 5 - i for i, s in enumerate(result["steps"]))
     wrong = np.mean(np.array(VALUES)[result["order"]] != np.sort(VALUES))
@@ -210,10 +209,10 @@ def test_sort_softmax(api: TestClient, decoder: str) -> None:
 
 
 def test_sort_sparse_pointer(api: TestClient, checkpoint_dir: Path) -> None:
-    result = post(api, "sort", values=VALUES, model="entmax15")
+    result = post(api, "sort", values=VALUES, alpha=1.5)
     check_steps(result, positions=5, end=None)
     assert result["model"]["name"] == "pointer-sort-entmax15"
-    assert result["model"]["variant"] == result["model"]["pointer"] == "entmax15"
+    assert result["model"]["alpha"] == 1.5
     sha = read_manifest(checkpoint_dir)["pointer-sort-entmax15"]["sha256"]
     assert result["model"]["sha256"] == sha
     assert all(1 <= s["support_size"] <= 5 - i for i, s in enumerate(result["steps"]))
@@ -259,8 +258,10 @@ BAD_REQUESTS = [
     ("hull", {"points": FIVE, "beam_width": 0}, "`beam_width` must be at least 1"),
     ("tsp", {"points": FIVE, "beam_width": 17}, "`beam_width` must be at most 16"),
     ("tsp", {"points": FIVE, "decoder": "sampling"}, "'greedy', 'beam' or 'sample'"),
-    ("hull", {"points": FIVE, "model": "entmax15"}, "set `model` to “softmax”"),
-    ("sort", {"values": VALUES, "model": "sparsemax"}, "“softmax” or “entmax15”"),
+    ("hull", {"points": FIVE, "alpha": 1.5}, "set `alpha` to 1, or leave it out"),
+    ("sort", {"values": VALUES, "alpha": 2}, "set `alpha` to 1 or 1.5"),
+    ("sort", {"values": VALUES, "alpha": "1.5"}, "`alpha` must be a number"),
+    ("sort", {"values": VALUES, "model": "entmax15"}, "`model` is not a field"),
     ("sort", {"values": [0.5]}, "at least 2"),
     ("sort", {"values": list(range(101))}, "at most 100"),
     ("sort", {"values": VALUES, "colour": "red"}, "`colour` is not a field"),
@@ -281,7 +282,7 @@ def test_an_internal_fault_is_a_500_not_a_sentence_for_the_reader(
     checkpoint_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only input the reader can fix is a 422; a ValueError from inside the decode is ours."""
-    import app.pointer_service as pointer_service
+    import models.pointer_run as pointer_service
 
     def broken_greedy(*args: object, **kwargs: object) -> object:
         raise ValueError("shapes (3,) and (4,) do not broadcast")
@@ -377,7 +378,7 @@ def test_htmx_errors_stay_json(api: TestClient) -> None:
 
 def test_model_list(api: TestClient) -> None:
     listed = {entry["task"]: entry["variants"] for entry in api.get("/api/pointer/models").json()}
-    assert [v["variant"] for v in listed["sort"]] == ["softmax", "entmax15"]
+    assert [v["alpha"] for v in listed["sort"]] == [1, 1.5]
     assert all(v["available"] for variants in listed.values() for v in variants)
 
 
@@ -386,7 +387,7 @@ def test_model_list(api: TestClient) -> None:
 GOLDEN_REQUESTS = {
     "hull": {"points": FIVE, "decoder": "greedy"},
     "tsp": {"points": FIVE, "decoder": "beam", "beam_width": 4},
-    "sort": {"values": VALUES, "decoder": "greedy", "model": "entmax15"},
+    "sort": {"values": VALUES, "decoder": "greedy", "alpha": 1.5},
 }
 # values that do not depend on the trained weights
 STABLE = ("task", "n", "decoder", "beam_width", "end_index", "rescaled", "reference")
@@ -424,7 +425,7 @@ def test_golden_contract(api: TestClient, task: str) -> None:
         "endpoint": f"POST /api/pointer/{task}",
         "request": request,
         "stable": rounded({k: result[k] for k in STABLE if k in result}),
-        "model": {k: result["model"][k] for k in ("name", "variant", "pointer")},
+        "model": {k: result["model"][k] for k in ("name", "alpha")},
         "shape": skeleton(result),
     }
     path = GOLDEN / f"pointer_{task}.json"
@@ -453,7 +454,7 @@ def test_three_boards_have_their_own_ids_and_share_one_script(deep_dive: str) ->
     assert deep_dive.count('src="/static/js/pointer-board.js"') == 1
     assert deep_dive.count("/static/vendor/plotly-") == 1
     assert deep_dive.count('href="/static/css/pointer.css"') == 1
-    assert deep_dive.count('name="pointer-board-sort-variant"') == 2  # softmax, entmax15
+    assert deep_dive.count('name="sort-alpha"') == 2  # softmax, 1.5-entmax
     widgets = deep_dive.split('class="widget pointer-')[1:]
     assert all("onclick" not in w and "style=" not in w.split("</figure>")[0] for w in widgets)
 

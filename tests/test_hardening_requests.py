@@ -154,7 +154,7 @@ def test_models_endpoint_reports_what_the_registry_can_serve(checkpoints: Path, 
     sort = next(
         variant for task in listed if task["task"] == "sort" for variant in task["variants"]
     )
-    assert sort["variant"] == "softmax" and sort["available"] is False
+    assert sort["alpha"] == 1 and sort["available"] is False
     assert sort["reason"] == ready.json()["unavailable"]["pointer-sort"]
     assert ready.status_code == 503
 
@@ -344,7 +344,7 @@ def test_concurrent_calls_over_the_cap_are_refused_while_one_runs(
 ) -> None:
     monkeypatch.setenv("PAPERTRACE_COMPUTE_CAPACITY", "1")  # one light call fills it
     inside, release = threading.Event(), threading.Event()
-    import app.pointer_service as pointer_service
+    import models.pointer_run as pointer_service
 
     real_greedy = pointer_service.greedy
 
@@ -393,7 +393,7 @@ def test_costly_requests_use_more_of_the_rate_limit(
 def test_a_decode_past_its_deadline_is_stopped_with_a_503(
     checkpoints: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.pointer_service as pointer_service
+    import models.pointer_run as pointer_service
 
     steps: list[int] = []
     real_greedy = pointer_service.greedy
@@ -501,17 +501,17 @@ def test_text_cost_grows_with_length_and_beam() -> None:
 
 
 def test_the_schema_lists_model_names_languages_and_distinct_points(client: TestClient) -> None:
-    from app.pointer_service import CHECKPOINTS
-    from app.schemas.pointer import POINT_VARIANTS, VALUE_VARIANTS
+    from app.schemas.pointer import POINT_ALPHAS, VALUE_ALPHAS
+    from models.pointer_run import checkpoints
     from models.tasks.inflection import LANGUAGES
 
-    assert set(CHECKPOINTS["hull"]) == set(CHECKPOINTS["tsp"]) == set(POINT_VARIANTS)
-    assert set(CHECKPOINTS["sort"]) == set(VALUE_VARIANTS)
+    assert set(checkpoints("hull")) | set(checkpoints("tsp")) == set(POINT_ALPHAS)
+    assert set(checkpoints("sort")) == set(VALUE_ALPHAS)
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     points = schemas["PointsRequest"]["properties"]
-    assert points["model"]["enum"] == ["softmax", None]
+    assert points["alpha"]["enum"] == [1.0, None]
     assert points["points"]["uniqueItems"] is True
-    assert schemas["ValuesRequest"]["properties"]["model"]["enum"] == ["softmax", "entmax15", None]
+    assert schemas["ValuesRequest"]["properties"]["alpha"]["enum"] == [1.0, 1.5, None]
     assert schemas["InflectRequest"]["properties"]["language"]["enum"] == list(LANGUAGES)
     assert points["beam_width"]["type"] == "integer"
 

@@ -11,7 +11,6 @@ import torch
 from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
-from app.pointer_service import best_of_k_curve, hull_score, sort_score, tsp_score
 from app.pointer_views import best_of_k_rows
 from app.schemas.pointer import BestOfK, PointerModelInfo, TspReference, TspResponse
 from models.checkpoints import load_model, read_manifest
@@ -24,6 +23,7 @@ from models.pointer import (
     inverse_cdf,
     sample,
 )
+from models.pointer_run import best_of_k_curve, hull_score, sort_score, tsp_score
 from models.tasks import hull, tsp
 
 SHIPPED = ROOT / "checkpoints"
@@ -250,9 +250,7 @@ def tsp_response(curve: list[BestOfK], reference_length: float) -> TspResponse:
         valid=True,
         correct=True,
         gap=0.0,
-        model=PointerModelInfo(
-            name="pointer-tsp", variant="softmax", pointer="softmax", sha256="0"
-        ),
+        model=PointerModelInfo(name="pointer-tsp", alpha=1.0, sha256="0"),
         server_ms=1.0,
         length=curve[-1].value,
         reference=TspReference(

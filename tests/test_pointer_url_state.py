@@ -14,17 +14,17 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
-from app.pointer_service import CHECKPOINTS
 from app.pointer_url_state import BoardState, board_state, parse_inputs, url_keys
 from models.checkpoints import read_manifest
+from models.pointer_run import SERVED
 
-NAMES = {name for variants in CHECKPOINTS.values() for name in variants.values()}
+NAMES = {name for names in SERVED.values() for name in names}
 PAGE = "/papers/pointer-networks"
 FIVE = "0.15,0.2;0.85,0.1;0.5,0.45;0.9,0.8;0.2,0.85"
 
 
 def test_the_keys_are_the_ones_the_script_writes() -> None:
-    assert url_keys(["hull"]) == {"hull", "hull-decoder", "hull-model", "hull-step"}
+    assert url_keys(["hull"]) == {"hull", "hull-decoder", "hull-alpha", "hull-step"}
     assert {"sort", "tsp-step"} <= url_keys()
 
 
@@ -32,14 +32,14 @@ def test_the_address_reads_as_the_script_reads_it() -> None:
     query = {
         "hull": "0.1,0.2;0.8,0.1;0.5,0.9;",
         "hull-decoder": "beam50",  # clamped to the widest beam, as the script does
-        "hull-model": "no-such-model",  # ignored
+        "hull-alpha": "1.7",  # no checkpoint has it: ignored
         "hull-step": "3",
         "tsp-step": "2",  # another board's
     }
-    state = board_state("hull", "hull", query, ["softmax", "entmax15"])
+    state = board_state("hull", "hull", query, [1.0, 1.5])
     assert state == BoardState([[0.1, 0.2], [0.8, 0.1], [0.5, 0.9]], "beam", 16, 64, None, 2)
-    assert board_state("hull", "hull", {"tsp": FIVE}, ["softmax"]) is None
-    sort = board_state("sort", "sort", {"sort-decoder": "sample300"}, ["softmax"])
+    assert board_state("hull", "hull", {"tsp": FIVE}, [1.0]) is None
+    sort = board_state("sort", "sort", {"sort-decoder": "sample300"}, [1.0])
     assert sort is not None and sort.inputs is None and sort.samples == 256
     assert parse_inputs("sort", "0.5, 1e3,") == [0.5, 1000.0]
     with pytest.raises(ValueError, match="coordinate that is not a number: “x”"):
@@ -79,7 +79,7 @@ def config(figure: str) -> dict:
 @needs_models
 def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
     points = "0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.55,0.6;0.15,0.85"
-    query = f"?hull={points}&hull-decoder=beam4&hull-step=2&sort=0.3,0.9,0.1&sort-model=entmax15"
+    query = f"?hull={points}&hull-decoder=beam4&hull-step=2&sort=0.3,0.9,0.1&sort-alpha=1.5"
     figure = board(site.get(PAGE + query).text, "hull")
     assert figure.count('class="pb-point') == 6
     assert '<option value="beam" selected>' in figure
@@ -92,9 +92,9 @@ def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
     assert "data-url-note" not in figure
     page = site.get(PAGE + query).text
     sort = board(page, "sort")
-    assert 'value="entmax15" checked' in sort and sort.count('class="pb-point') == 3
+    assert 'value="1.5" checked' in sort and sort.count('class="pb-point') == 3
     sort_data = json.loads(re.search(r"data-result-json>(.*?)</script>", sort, re.S).group(1))
-    assert sort_data["model"]["pointer"] == "entmax15"
+    assert sort_data["model"]["alpha"] == 1.5
     # a board the address does not name keeps its example
     assert board(page, "tsp").count('class="pb-point') == 5
 

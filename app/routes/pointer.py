@@ -11,11 +11,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from app.compute import Budget, compute_budget, pointer_cost, stops_answered
-from app.pointer_service import READER_ERRORS, hypotheses, solve, task_models
+from app.pointer_service import READER_ERRORS, solve, task_models
 from app.pointer_views import result_context
 from app.schemas.pointer import (
     HullResponse,
-    PointerResponse,
+    PointerTrace,
     PointsRequest,
     SortResponse,
     Task,
@@ -24,6 +24,7 @@ from app.schemas.pointer import (
     ValuesRequest,
 )
 from app.services import ModelUnavailable
+from models.pointer_run import hypotheses
 
 router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
 
@@ -44,7 +45,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def request_cost(body: PointsRequest | ValuesRequest) -> int:
     """Rate-limit tokens and gate share: inputs × the hypotheses the decoder carries."""
     inputs = len(body.points) if isinstance(body, PointsRequest) else len(body.values)
-    return pointer_cost(inputs, hypotheses(body))
+    return pointer_cost(inputs, hypotheses(body.decoder, body.beam_width, body.samples))
 
 
 PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest, request_cost))]
@@ -56,7 +57,7 @@ def respond(
 ) -> Any:
     try:
         with stops_answered(budget):
-            result: PointerResponse = solve(request.app.state.registry, task, body, budget.check)
+            result: PointerTrace = solve(request.app.state.registry, task, body, budget.check)
     except ModelUnavailable as exc:
         raise HTTPException(
             status_code=503, detail=f"The {task} model is unavailable: {exc.reason}."
@@ -86,12 +87,13 @@ def travelling_salesman(body: PointsRequest, request: Request, budget: PointsBud
 
 @router.post("/sort", response_model=SortResponse, responses=ERRORS)
 def sort_values(body: ValuesRequest, request: Request, budget: ValuesBudget) -> Any:
-    """Decode the values in ascending order; `model: "entmax15"` uses the sparse pointer."""
+    """Decode the values in ascending order; `alpha: 1.5` uses the sparse (1.5-entmax)
+    pointer."""
     return respond(request, "sort", body, budget)
 
 
 @router.get("/models", response_model=list[TaskModels])
 def models(request: Request) -> list[TaskModels]:
-    """Each task's pointer variants and whether their checkpoints are present."""
+    """Each task's checkpoints, by the α of their pointer, and whether they can be served."""
     registry = request.app.state.registry
     return [task_models(registry, task) for task in ("hull", "tsp", "sort")]

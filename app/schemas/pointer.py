@@ -13,6 +13,36 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.schemas.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.pointer import MAX_SAMPLES
+from models.pointer_run import (  # the responses are the family's trace, declared once
+    BestOfK,
+    HullReference,
+    HullResponse,
+    PointerModelInfo,
+    PointerResponse,
+    PointerStep,
+    PointerTrace,
+    Reference,
+    SortResponse,
+    Task,
+    TspReference,
+    TspResponse,
+    checkpoints,
+)
+
+__all__ = [
+    "BestOfK",
+    "HullReference",
+    "HullResponse",
+    "PointerModelInfo",
+    "PointerResponse",
+    "PointerStep",
+    "PointerTrace",
+    "Reference",
+    "SortResponse",
+    "Task",
+    "TspReference",
+    "TspResponse",
+]
 
 MIN_POINTS = 3
 MIN_VALUES = 2
@@ -22,12 +52,10 @@ MAX_SEED = 2**31 - 1
 # strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
 Coordinate = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
 Value = Annotated[float, Field(strict=True, ge=-1e9, le=1e9, allow_inf_nan=False)]
-Task = Literal["hull", "tsp", "sort"]
-# The pointer variants each kind of request may name (app.pointer_service.CHECKPOINTS has their
-# checkpoints; a test keeps the two in step). Validation stays in the service, whose sentence
-# names the choices; the schema lists them as an enum.
-POINT_VARIANTS = ("softmax",)
-VALUE_VARIANTS = ("softmax", "entmax15")
+# The α each kind of request may name, listed as an enum (models.pointer_run.checkpoints has
+# them). Validation stays in models.pointer_run.resolve, whose sentence names the choices.
+POINT_ALPHAS = sorted(set(checkpoints("hull")) | set(checkpoints("tsp")))
+VALUE_ALPHAS = sorted(checkpoints("sort"))
 
 
 class PointerDecodeOptions(BaseModel):
@@ -58,19 +86,25 @@ class PointerDecodeOptions(BaseModel):
         le=MAX_SEED,
         description="random seed of the sample decoder: the same seed draws the same samples",
     )
-    model: str | None = Field(
+    # strict: a JSON number only; `true` or "1.5" is a wrong type, not a number to coerce.
+    alpha: float | None = Field(
         None,
-        max_length=40,
-        description="pointer variant: `softmax` (every task, the default) or `entmax15` (sort)",
-        examples=["softmax"],
+        strict=True,
+        allow_inf_nan=False,
+        description="α of the pointer mapping, which picks the checkpoint trained with it: 1 "
+        "softmax (every task, the default), 1.5 1.5-entmax (sort); leave it out for the "
+        "task's trained default",
+        examples=[1],
     )
 
 
 class PointsRequest(PointerDecodeOptions):
-    model: str | None = Field(
+    alpha: float | None = Field(
         None,
-        description="pointer variant; leave it out for the default",
-        json_schema_extra={"enum": [*POINT_VARIANTS, None]},
+        strict=True,
+        allow_inf_nan=False,
+        description="α of the pointer mapping; leave it out for the trained default",
+        json_schema_extra={"enum": [*POINT_ALPHAS, None]},
     )
     points: list[tuple[Coordinate, Coordinate]] = Field(
         min_length=MIN_POINTS,
@@ -95,10 +129,13 @@ class PointsRequest(PointerDecodeOptions):
 
 
 class ValuesRequest(PointerDecodeOptions):
-    model: str | None = Field(
+    alpha: float | None = Field(
         None,
-        description="pointer variant: `softmax` (the default) or `entmax15`, the sparse pointer",
-        json_schema_extra={"enum": [*VALUE_VARIANTS, None]},
+        strict=True,
+        allow_inf_nan=False,
+        description="α of the pointer mapping: 1 softmax (the default) or 1.5, the sparse "
+        "1.5-entmax pointer",
+        json_schema_extra={"enum": [*VALUE_ALPHAS, None]},
     )
     values: list[Value] = Field(
         min_length=MIN_VALUES,
@@ -108,96 +145,8 @@ class ValuesRequest(PointerDecodeOptions):
     )
 
 
-class PointerStep(BaseModel):
-    distribution: list[float] = Field(
-        description="pointer probabilities over the inputs (hull: then the end position)"
-    )
-    chosen: int = Field(description="index chosen at this step (hull: n means end)")
-    support_size: int = Field(description="positions with nonzero probability")
-
-
-class PointerModelInfo(BaseModel):
-    name: str = Field(description="checkpoint name in checkpoints/manifest.json")
-    variant: str
-    pointer: str = Field(description="pointer mapping: softmax, entmax15 or sparsemax")
-    sha256: str
-    train_steps: int | None = None
-
-
-class Reference(BaseModel):
-    order: list[int]
-    method: str
-    optimal: bool = Field(description="whether `order` is proven optimal / exact")
-
-
-class HullReference(Reference):
-    area: float
-
-
-class TspReference(Reference):
-    length: float
-
-
-class BestOfK(BaseModel):
-    k: int = Field(description="how many of the samples, in the order drawn")
-    value: float | None = Field(
-        description="the best among the first k samples: tsp, the shortest tour length; hull, "
-        "the largest area of a simple output polygon (null while none is simple); sort, the "
-        "fewest neighbouring pairs out of order"
-    )
-
-
-class PointerResponse(BaseModel):
-    task: Task
-    n: int
-    decoder: Literal["greedy", "beam", "sample"]
-    beam_width: int = Field(description="1 unless beam search")
-    samples: int = Field(description="outputs drawn by the sample decoder; 1 otherwise")
-    best_of_k: list[BestOfK] | None = Field(
-        description="sample decoder: the best so far at k = 1, 2, 4, … and at the number "
-        "drawn; null for greedy and beam"
-    )
-    order: list[int] = Field(description="input indices in output order, no end marker")
-    steps: list[PointerStep]
-    valid: bool
-    correct: bool = Field(
-        description="hull: the same polygon as the exact hull; tsp: a tour no longer than the "
-        "reference; sort: values in ascending order"
-    )
-    gap: float | None
-    model: PointerModelInfo
-    server_ms: float = Field(
-        description="time to decode, solve the reference and score (the one-time checkpoint "
-        "load excluded)"
-    )
-
-
-class HullResponse(PointerResponse):
-    end_index: int = Field(description="index of the end position (= n)")
-    area: float = Field(description="shoelace area of the output polygon")
-    reference: HullReference
-    gap: float | None = Field(
-        description="1 − area / hull area for a simple output polygon; null otherwise"
-    )
-
-
-class TspResponse(PointerResponse):
-    length: float = Field(description="length of the closed output tour")
-    reference: TspReference
-    gap: float | None = Field(description="length / reference length − 1")
-
-
-class SortResponse(PointerResponse):
-    rescaled: bool = Field(
-        description="values outside [0, 1] were mapped affinely into it for the model "
-        "(trained on [0, 1)); the order does not change"
-    )
-    reference: Reference
-    gap: float | None = Field(description="share of output positions holding the wrong value")
-
-
 class VariantInfo(BaseModel):
-    variant: str
+    alpha: float = Field(description="α of the checkpoint's pointer mapping")
     checkpoint: str
     available: bool = Field(description="loaded and verified: requests for it will be served")
     reason: str | None = Field(None, description="why it cannot be served; null when available")

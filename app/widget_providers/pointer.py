@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.errors import error_sentence
-from app.pointer_service import CHECKPOINTS, solve, task_models
+from app.pointer_service import solve, task_models
 from app.pointer_url_state import BoardState, board_state, url_keys
-from app.pointer_views import board_figure, result_context, worked_example_context
+from app.pointer_views import board_figure, mapping_label, result_context, worked_example_context
 from app.schemas.pointer import (
     MAX_BEAM_WIDTH,
     MAX_INPUTS,
@@ -36,7 +36,6 @@ from app.widgets import WidgetEnv, WidgetError, register_widget
 FIVE_POINTS = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
 FIVE_VALUES = [0.62, 0.15, 0.87, 0.40, 0.05]
 TITLES = {"hull": "Convex hull", "tsp": "Travelling salesman", "sort": "Sorting"}
-VARIANT_LABELS = {"softmax": "softmax (dense)", "entmax15": "1.5-entmax (sparse)"}
 BOARD_KEY = re.compile(r"[a-z][a-z0-9-]{0,20}")
 
 
@@ -86,7 +85,7 @@ def shared_figure(
 )
 def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     task = params.get("task")
-    if task not in CHECKPOINTS:
+    if task not in TITLES:
         raise WidgetError("pointer-board needs `task:` hull, tsp or sort.")
     # The key names this board in the page's URL and ids; two boards of one task need `id:`.
     key = str(params.get("id", task))
@@ -94,10 +93,10 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         raise WidgetError("pointer-board `id:` must be a short lowercase name, e.g. hull-2.")
     example = params.get("values" if task == "sort" else "points")
     example = example or (FIVE_VALUES if task == "sort" else FIVE_POINTS)
-    variants = [v.variant for v in task_models(env.registry, task).variants if v.available]
+    alphas = [v.alpha for v in task_models(env.registry, task).variants if v.available]
     state, result, note = BoardState(example), None, None
     try:
-        shared = board_state(task, key, params.get("url_state") or {}, variants)
+        shared = board_state(task, key, params.get("url_state") or {}, alphas)
         if shared is not None:
             shared = shared if shared.inputs is not None else replace(shared, inputs=example)
             state, result, note = shared_figure(env, task, shared)
@@ -114,7 +113,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "api": f"/api/pointer/{task}",
         "example": example,
         "inputs": inputs,
-        "variants": variants,
+        "alphas": alphas,
         "min_inputs": 2 if task == "sort" else 3,
         "max_inputs": MAX_INPUTS,
         "max_beam_width": MAX_BEAM_WIDTH,
@@ -126,7 +125,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "title": TITLES[task],
         "config": config,
         "inputs": inputs,
-        "variants": [(v, VARIANT_LABELS.get(v, v)) for v in variants],
+        "alphas": [(f"{a:g}", mapping_label(a)) for a in alphas],
         "state": replace(state, step=step),
         "url_note": note,
         "figure": board_figure(inputs, result, step),

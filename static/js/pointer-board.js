@@ -114,7 +114,7 @@
         decoder: "greedy",
         beam_width: 8,
         samples: 64,
-        model: this.config.variants[0] || null,
+        alpha: this.config.alphas[0] ?? null,
       };
       this.showExact = true;
       this.step = 0;
@@ -191,9 +191,9 @@
           restored = true;
         }
       }
-      const model = params.get(this.param("model"));
-      if (model && this.config.variants.includes(model)) {
-        this.options.model = model;
+      const alpha = Number(params.get(this.param("alpha")));
+      if (this.config.alphas.includes(alpha)) {
+        this.options.alpha = alpha;
         restored = true;
       }
       const step = Number(params.get(this.param("step")));
@@ -209,7 +209,7 @@
       params.set(this.param(), encoded);
       const counts = { beam: this.options.beam_width, sample: this.options.samples };
       params.set(this.param("decoder"), `${this.options.decoder}${counts[this.options.decoder] ?? ""}`);
-      if (this.options.model) params.set(this.param("model"), this.options.model);
+      if (this.options.alpha !== null) params.set(this.param("alpha"), String(this.options.alpha));
       params.set(this.param("step"), String(this.step + 1));
       const query = params.toString().replaceAll("%2C", ",").replaceAll("%3B", ";");
       history.replaceState(history.state, "", `${location.pathname}?${query}${location.hash}`);
@@ -220,7 +220,7 @@
     body() {
       const body = { decoder: this.options.decoder, beam_width: this.options.beam_width };
       if (this.options.decoder === "sample") body.samples = this.options.samples; // seed 0
-      if (this.options.model) body.model = this.options.model;
+      if (this.options.alpha !== null) body.alpha = this.options.alpha;
       body[this.isSort ? "values" : "points"] = this.inputs;
       return body;
     }
@@ -340,7 +340,7 @@
       for (const radio of el.variants) {
         radio.addEventListener("change", () => {
           if (!radio.checked) return;
-          this.options.model = radio.value;
+          this.options.alpha = Number(radio.value);
           this.changed();
         });
       }
@@ -370,7 +370,7 @@
       el.beamWidthLabel.hidden = this.options.decoder !== "beam";
       el.samples.value = this.options.samples;
       el.samplesLabel.hidden = this.options.decoder !== "sample";
-      for (const radio of el.variants) radio.checked = radio.value === this.options.model;
+      for (const radio of el.variants) radio.checked = Number(radio.value) === this.options.alpha;
       this.syncTyped();
     }
 

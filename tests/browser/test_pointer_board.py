@@ -20,15 +20,15 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from app.main import ROOT
-from app.pointer_service import CHECKPOINTS
 from models.checkpoints import read_manifest
+from models.pointer_run import SERVED
 from models.tasks import hull
 from tests.browser.conftest import ARTIFACTS, TrackedPage
 
 SCREENSHOTS = ARTIFACTS / "screenshots"
 PAGE = "/papers/pointer-networks"
 FRAME, PAD = 400, 24  # the board's SVG frame (app/pointer_views.py)
-NAMES = {name for variants in CHECKPOINTS.values() for name in variants.values()}
+NAMES = {name for names in SERVED.values() for name in names}
 CHECKPOINT_DIR = Path(os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints"))
 
 pytestmark = pytest.mark.skipif(
@@ -209,10 +209,10 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     sort.scroll_into_view_if_needed()
     sort.get_by_label("1.5-entmax (sparse)").check()
     sparse = wait_for_answer(page, sort, 5)
-    assert sparse["model"]["pointer"] == "entmax15"
+    assert sparse["model"]["alpha"] == 1.5
     support = sparse["steps"][0]["support_size"]
     expect(sort.locator("[data-step-label]")).to_contain_text(f"support {support} of 5")
-    assert "sort-model=entmax15" in page.url
+    assert "sort-alpha=1.5" in page.url
     # a value typed in joins the line
     sort.locator(".pb-typed summary").click()
     sort.locator("[data-typed]").fill("0.3, 0.9, 0.1, 0.6, 0.45, 0.75")

@@ -1,0 +1,433 @@
+"""The pointer family's one entry point: `run(request, load) -> PointerTrace`.
+
+Plain Python in (a `PointerRequest`: the task, the inputs as lists, the decoder and the pointer's
+α), one pydantic trace out, its probabilities rounded here and nowhere else. The JSON API returns
+the trace as it is; the board's HTML is drawn from the same object. Scoring against the exact
+(or best cheap) answer happens here too, through models/tasks.
+
+Which checkpoint serves a task is written once, in SERVED; its α comes from the recipe that
+trained it (models/recipes.py, `Config.alpha`), and `resolve` is the one place that turns "no
+α given" into the trained default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
+from models.tasks import InvalidInstance, hull, sort, tsp
+
+Task = Literal["hull", "tsp", "sort"]
+Decoder = Literal["greedy", "beam", "sample"]
+TASKS: tuple[Task, ...] = ("hull", "tsp", "sort")
+
+# task -> the checkpoints that serve it; the first is the task's default ("the trained α")
+SERVED: dict[Task, tuple[str, ...]] = {
+    "hull": ("pointer-hull",),
+    "tsp": ("pointer-tsp",),
+    "sort": ("pointer-sort", "pointer-sort-entmax15"),
+}
+# Called between decoding steps; raises to stop the decode (app.compute.Budget.check).
+Check = Callable[[], None] | None
+
+
+class UnknownAlpha(ValueError):
+    """An α no served checkpoint of the task was trained with (a reader's error)."""
+
+
+# What `run` raises for a request the reader can fix; its message is the sentence to show.
+# Any other ValueError is a fault of ours and must not be worded as the reader's.
+READER_ERRORS = (UnknownAlpha, InvalidInstance)
+
+
+@cache
+def checkpoints(task: Task) -> dict[float, str]:
+    """α -> checkpoint name for the task, the default first; α from the training recipe."""
+    from models.recipes import get_recipe
+
+    return {get_recipe(name).config.alpha: name for name in SERVED[task]}
+
+
+def alpha_text(alpha: float) -> str:
+    return f"{alpha:g}"
+
+
+def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
+    """(α, checkpoint name) for a request's optional α; None means the task's default model."""
+    served = checkpoints(task)
+    if alpha is None:
+        return next(iter(served.items()))
+    for trained, name in served.items():
+        if math.isclose(trained, alpha, abs_tol=1e-9):
+            return trained, name
+    allowed = " or ".join(alpha_text(a) for a in served)
+    raise UnknownAlpha(
+        f"There is no {task} model with a pointer trained at α = {alpha_text(alpha)}; set "
+        f"`alpha` to {allowed}, or leave it out for the trained default."
+    )
+
+
+def hypotheses(decoder: Decoder, beam_width: int, samples: int) -> int:
+    """How many outputs a decoder carries at once: its share of the compute budget."""
+    return {"greedy": 1, "beam": beam_width, "sample": samples}[decoder]
+
+
+@dataclass(frozen=True)
+class PointerRequest:
+    """One decode, in plain Python: inputs are [[x, y], …] points or […] values (sort)."""
+
+    task: Task
+    inputs: list[Any]
+    decoder: Decoder = "greedy"
+    beam_width: int = 8
+    samples: int = 64
+    seed: int = 0
+    alpha: float | None = None
+
+    def hypotheses(self) -> int:
+        return hypotheses(self.decoder, self.beam_width, self.samples)
+
+
+@dataclass(frozen=True)
+class ServedPointer:
+    """A loaded checkpoint with what the trace reports about it."""
+
+    name: str
+    model: PointerNet
+    sha256: str
+    train_steps: int | None = None
+    alpha: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alpha", self.model.config.alpha)
+
+    @classmethod
+    def from_entry(cls, name: str, model: Any, entry: dict[str, Any]) -> ServedPointer:
+        if not isinstance(model, PointerNet):
+            raise TypeError(f"{name} is not a pointer network")
+        return cls(name, model, entry["sha256"], entry.get("steps"))
+
+
+# ---- the trace: what the API returns and the HTML draws ----
+
+
+class PointerStep(BaseModel):
+    distribution: list[float] = Field(
+        description="pointer probabilities over the inputs (hull: then the end position)"
+    )
+    chosen: int = Field(description="index chosen at this step (hull: n means end)")
+    support_size: int = Field(description="positions with nonzero probability")
+
+
+class PointerModelInfo(BaseModel):
+    name: str = Field(description="checkpoint name in checkpoints/manifest.json")
+    alpha: float = Field(
+        description="α of the pointer mapping: 1 softmax (dense), 1.5 1.5-entmax, 2 sparsemax"
+    )
+    sha256: str
+    train_steps: int | None = None
+
+
+class Reference(BaseModel):
+    order: list[int]
+    method: str
+    optimal: bool = Field(description="whether `order` is proven optimal / exact")
+
+
+class HullReference(Reference):
+    area: float
+
+
+class TspReference(Reference):
+    length: float
+
+
+class BestOfK(BaseModel):
+    k: int = Field(description="how many of the samples, in the order drawn")
+    value: float | None = Field(
+        description="the best among the first k samples: tsp, the shortest tour length; hull, "
+        "the largest area of a simple output polygon (null while none is simple); sort, the "
+        "fewest neighbouring pairs out of order"
+    )
+
+
+class PointerResponse(BaseModel):
+    task: Task
+    n: int
+    decoder: Decoder
+    beam_width: int = Field(description="1 unless beam search")
+    samples: int = Field(description="outputs drawn by the sample decoder; 1 otherwise")
+    best_of_k: list[BestOfK] | None = Field(
+        description="sample decoder: the best so far at k = 1, 2, 4, … and at the number "
+        "drawn; null for greedy and beam"
+    )
+    order: list[int] = Field(description="input indices in output order, no end marker")
+    steps: list[PointerStep]
+    valid: bool
+    correct: bool = Field(
+        description="hull: the same polygon as the exact hull; tsp: a tour no longer than the "
+        "reference; sort: values in ascending order"
+    )
+    gap: float | None
+    model: PointerModelInfo
+    server_ms: float = Field(
+        description="time to decode, solve the reference and score (the one-time checkpoint "
+        "load excluded)"
+    )
+
+
+class HullResponse(PointerResponse):
+    end_index: int = Field(description="index of the end position (= n)")
+    area: float = Field(description="shoelace area of the output polygon")
+    reference: HullReference
+    gap: float | None = Field(
+        description="1 − area / hull area for a simple output polygon; null otherwise"
+    )
+
+
+class TspResponse(PointerResponse):
+    length: float = Field(description="length of the closed output tour")
+    reference: TspReference
+    gap: float | None = Field(description="length / reference length − 1")
+
+
+class SortResponse(PointerResponse):
+    rescaled: bool = Field(
+        description="values outside [0, 1] were mapped affinely into it for the model "
+        "(trained on [0, 1)); the order does not change"
+    )
+    reference: Reference
+    gap: float | None = Field(description="share of output positions holding the wrong value")
+
+
+PointerTrace = HullResponse | TspResponse | SortResponse
+
+
+# ---- decoding and scoring ----
+
+
+@dataclass(frozen=True)
+class SampleScore:
+    """How the sample decoder ranks outputs: `cost` (lower is better, inf for an output that
+    cannot count) and `value`, the number the reader sees for a cost."""
+
+    cost: Callable[[list[int]], float]
+    value: Callable[[float], float | None] = lambda cost: cost
+
+
+@dataclass(frozen=True)
+class Decoded:
+    trace: Trace
+    beam_width: int  # 1 unless beam search
+    samples: int  # 1 unless sampled
+    best_of_k: list[BestOfK] | None  # sampled only
+
+
+def best_of_k_curve(running_best: list[float], score: SampleScore) -> list[BestOfK]:
+    """The running best at k = 1, 2, 4, … and at the number drawn."""
+    count = len(running_best)
+    ks = sorted({1 << i for i in range(count.bit_length()) if 1 << i <= count} | {count})
+    return [BestOfK(k=k, value=score.value(running_best[k - 1])) for k in ks]
+
+
+def decode(
+    model: PointerNet,
+    inputs: np.ndarray,
+    request: PointerRequest,
+    score: SampleScore,
+    check: Check = None,
+) -> Decoded:
+    """The model's output for one instance; `check` is called between decoding steps and
+    raises to stop. The sample decoder keeps the sample `score` ranks best."""
+    if request.decoder == "beam":
+        trace = beam_search(model, inputs, width=request.beam_width, check=check)
+        return Decoded(trace, request.beam_width, 1, None)
+    if request.decoder == "sample":
+        traces = sample(model, inputs, request.samples, seed=request.seed, check=check)
+        best, running = best_of(traces, score.cost)
+        return Decoded(best, 1, request.samples, best_of_k_curve(running, score))
+    return Decoded(greedy(model, inputs[None], check)[0], 1, 1, None)
+
+
+def four_digits(probs: np.ndarray) -> np.ndarray:
+    """Round to 4 significant digits: short JSON, yet a tiny softmax probability stays
+    nonzero, so only exact zeros (masked, or outside a sparse pointer's support) print as 0.
+    Dividing the rounded integer by a power of ten gives the double nearest the decimal."""
+    probs = probs.astype(np.float64)
+    positive = probs > 0
+    exponent = np.floor(np.log10(np.where(positive, probs, 1.0)))
+    scale = 10.0 ** (3 - exponent)
+    return np.where(positive, np.round(probs * scale) / scale, 0.0)
+
+
+def steps_of(trace: Trace) -> list[PointerStep]:
+    return [
+        PointerStep(distribution=row, chosen=int(chosen), support_size=int(support))
+        for row, chosen, support in zip(
+            four_digits(trace.distributions).tolist(),
+            trace.chosen,
+            trace.support_sizes,
+            strict=True,
+        )
+    ]
+
+
+def common_fields(
+    request: PointerRequest, served: ServedPointer, decoded: Decoded
+) -> dict[str, Any]:
+    return {
+        "task": request.task,
+        "n": len(request.inputs),
+        "decoder": request.decoder,
+        "beam_width": decoded.beam_width,
+        "samples": decoded.samples,
+        "best_of_k": decoded.best_of_k,
+        "order": decoded.trace.order,
+        "steps": steps_of(decoded.trace),
+        "model": PointerModelInfo(
+            name=served.name,
+            alpha=served.alpha,
+            sha256=served.sha256,
+            train_steps=served.train_steps,
+        ),
+    }
+
+
+def hull_score(points: np.ndarray) -> SampleScore:
+    """Largest area among outputs that are simple polygons."""
+
+    def cost(order: list[int]) -> float:
+        if len(order) < 3 or not hull.is_simple_polygon(points, order):
+            return math.inf
+        return -round(hull.polygon_area(points, order), 12)  # a rotation is no better
+
+    return SampleScore(cost, lambda cost: None if math.isinf(cost) else -cost)
+
+
+def tsp_score(cities: np.ndarray) -> SampleScore:
+    """Shortest tour (every sample is a valid tour: chosen cities are masked); rounded, so
+    the same cycle drawn in reverse is not counted as an improvement."""
+
+    def cost(order: list[int]) -> float:
+        if not tsp.is_valid_tour(order, len(cities)):
+            return math.inf
+        return round(tsp.tour_length(cities, order), 12)
+
+    return SampleScore(cost)
+
+
+def sort_score(values: np.ndarray) -> SampleScore:
+    """Fewest neighbouring pairs out of order in the output (0: sorted)."""
+    return SampleScore(lambda order: float(np.sum(np.diff(values[order]) < 0)))
+
+
+def hull_trace(
+    request: PointerRequest, served: ServedPointer, started: float, check: Check
+) -> HullResponse:
+    points = hull.validate_points(np.array(request.inputs))  # raises on collinear input
+    exact = hull.convex_hull_order(points)
+    exact_area = hull.polygon_area(points, exact)
+    decoded = decode(served.model, points, request, hull_score(points), check)
+    order = decoded.trace.order
+    simple = hull.is_simple_polygon(points, order)
+    area = hull.polygon_area(points, order) if len(order) >= 3 else 0.0
+    return HullResponse(
+        **common_fields(request, served, decoded),
+        end_index=len(points),
+        valid=simple,
+        correct=hull.same_polygon(order, exact),
+        area=area,
+        reference=HullReference(
+            order=exact, method="monotone chain (exact)", optimal=True, area=exact_area
+        ),
+        gap=1.0 - area / exact_area if simple else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+@lru_cache(maxsize=256)
+def tsp_reference(points: tuple[tuple[float, float], ...]) -> TspReference:
+    """models.tasks.tsp.reference_tour for the cities, cached, because the board asks again
+    for the same points when only the decoder changes."""
+    cities = np.array(points)
+    order, method, optimal = tsp.reference_tour(cities)
+    return TspReference(
+        order=order, method=method, optimal=optimal, length=tsp.tour_length(cities, order)
+    )
+
+
+def tsp_trace(
+    request: PointerRequest, served: ServedPointer, started: float, check: Check
+) -> TspResponse:
+    cities = tsp.validate_points(np.array(request.inputs))
+    reference = tsp_reference(tuple(tuple(point) for point in request.inputs))
+    decoded = decode(served.model, cities, request, tsp_score(cities), check)
+    order = decoded.trace.order
+    valid = tsp.is_valid_tour(order, len(cities))
+    length = tsp.tour_length(cities, order)
+    return TspResponse(
+        **common_fields(request, served, decoded),
+        valid=valid,
+        correct=valid and length <= reference.length * (1 + 1e-9),
+        length=length,
+        reference=reference,
+        gap=length / reference.length - 1.0 if valid else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def model_values(values: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The values the model reads: as given inside [0, 1] (its training range), otherwise
+    mapped affinely into it, which keeps their order."""
+    low, high = float(values.min()), float(values.max())
+    if low >= 0.0 and high <= 1.0:
+        return values, False
+    if high == low:
+        return np.full_like(values, 0.5), True
+    return (values - low) / (high - low), True
+
+
+def sort_trace(
+    request: PointerRequest, served: ServedPointer, started: float, check: Check
+) -> SortResponse:
+    values = sort.validate_values(np.array(request.inputs))
+    exact = sort.sorted_order(values)
+    inputs, rescaled = model_values(values)
+    decoded = decode(served.model, inputs, request, sort_score(values), check)
+    order = decoded.trace.order
+    valid = sorted(order) == list(range(len(values)))
+    wrong = np.asarray(values[order] != values[exact]) if valid else None
+    return SortResponse(
+        **common_fields(request, served, decoded),
+        rescaled=rescaled,
+        valid=valid,
+        correct=sort.is_sorted_output(values, order),
+        reference=Reference(order=exact, method="stable sort (exact)", optimal=True),
+        gap=float(wrong.mean()) if wrong is not None else None,
+        server_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+TRACERS = {"hull": hull_trace, "tsp": tsp_trace, "sort": sort_trace}
+
+
+def run(
+    request: PointerRequest, load: Callable[[str], ServedPointer], check: Check = None
+) -> PointerTrace:
+    """Decode one request with the checkpoint its α names, scored against the exact answer.
+
+    `load(name)` returns the loaded checkpoint (the web layer passes its registry). Raises one
+    of READER_ERRORS, with a sentence for the reader, on unusable input or an α no checkpoint
+    has; whatever `load` or `check` raise passes through."""
+    _, name = resolve(request.task, request.alpha)
+    served = load(name)
+    started = time.perf_counter()  # after the one-time checkpoint load
+    return TRACERS[request.task](request, served, started, check)
