@@ -261,15 +261,12 @@ def trace_response(
     started: float,
     reference: InflectionReference | TranslationReference | None,
 ) -> InflectResponse | TranslateResponse:
-    body = trace.to_dict()
+    """The Trace as the API answers it: the same fields (already rounded by models.seq2seq),
+    plus the task, the model, the time and the reference's verdict."""
     response_type = InflectResponse if task == "inflection" else TranslateResponse
     return response_type(
+        **dict(trace),
         task=task,
-        hypotheses=body["hypotheses"],
-        exact=trace.exact,
-        covered_mass=round(min(trace.covered_mass, 1.0), 6),
-        source_tokens=trace.source_tokens,
-        steps=body["steps"],
         model=info,
         server_ms=round((time.perf_counter() - started) * 1000, 2),
         reference=reference,
@@ -387,6 +384,20 @@ def translate(
     return trace_response("translation", trace, model_info(served, alpha), started, reference)
 
 
+def run(
+    registry: ModelRegistry,
+    request: InflectRequest | TranslateRequest,
+    check: Callable[[], None] | None = None,
+) -> InflectResponse | TranslateResponse:
+    """The family's one entry point: a validated request in, its Trace (with the model, the
+    time and the reference's verdict) out, for the JSON API, the fragments and the page's
+    first figure alike. Raises InvalidSeq2SeqInput (a sentence for the reader) or
+    ModelUnavailable; `check` as in `inflect`."""
+    if isinstance(request, InflectRequest):
+        return inflect(registry, request, check)
+    return translate(registry, request, check)
+
+
 # --- options and the widgets' default figures --------------------------------------------------
 
 
@@ -446,10 +457,7 @@ def cached_default(
     key = (served.name, served.sha256, request.model_dump_json())
     with _default_lock:
         if key not in _default_cache:
-            if isinstance(request, InflectRequest):
-                _default_cache[key] = inflect(registry, request)
-            else:
-                _default_cache[key] = translate(registry, request)
+            _default_cache[key] = run(registry, request)
         return _default_cache[key]
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import torch
+from pydantic import BaseModel, Field
 from torch import nn
 
 from models.entmax import entmax, entmax_loss
@@ -291,42 +292,45 @@ def beam_search(
 
 
 # --- the trace: one result type for the family ---------------------------------------------------
+# Pydantic models, so the JSON API (app.schemas.seq2seq extends Trace) and the HTML fragments
+# render this very object; `decode` rounds it, once.
 
 
-@dataclass
-class OutputEntry:
+class OutputEntry(BaseModel):
     token: str
     probability: float
 
 
-@dataclass
-class Step:
-    token: str  # the token the best hypothesis emitted at this step
-    attention: list[float]  # over source tokens
-    attention_support: int
-    output: list[OutputEntry]  # nonzero entries, most probable first, at most OUTPUT_TOP
-    support_size: int  # number of tokens with nonzero probability
+class Step(BaseModel):
+    token: str = Field(description="the token the best hypothesis emitted at this step")
+    attention: list[float] = Field(description="attention over the source tokens")
+    attention_support: int = Field(description="source tokens with nonzero attention")
+    output: list[OutputEntry] = Field(
+        description="the output distribution's nonzero entries, most probable first "
+        f"(top {OUTPUT_TOP})"
+    )
+    support_size: int = Field(description="target tokens with nonzero probability")
 
 
-@dataclass
-class Hypothesis:
+class Hypothesis(BaseModel):
     text: str
     tokens: list[str]
     probability: float
 
 
-@dataclass
-class Trace:
+class Trace(BaseModel):
     source_tokens: list[str]
-    hypotheses: list[Hypothesis]  # the n-best, most probable first
-    exact: bool  # the beam held every hypothesis with nonzero probability
-    covered_mass: float  # total probability of the n-best
-    steps: list[Step]  # for the best hypothesis, one per output token (EOS included)
-    attn_alpha: float
-    out_alpha: float
+    hypotheses: list[Hypothesis] = Field(description="the n-best, most probable first")
+    exact: bool = Field(description="the beam held every hypothesis with nonzero probability")
+    covered_mass: float = Field(description="total probability of the n-best (at most 1)")
+    steps: list[Step] = Field(
+        description="for the best hypothesis, one per output token (EOS included)"
+    )
+    attn_alpha: float = Field(description="α of the attention mapping in this decoding")
+    out_alpha: float = Field(description="α of the output mapping in this decoding")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return self.model_dump()
 
 
 def six_digits(x: float) -> float:
@@ -355,7 +359,9 @@ def decode(
     hypotheses = []
     for h in result.hypotheses:
         tokens = [target_vocab[i] for i in h.tokens]
-        hypotheses.append(Hypothesis(detokenize(tokens), tokens, math.exp(h.log_prob)))
+        hypotheses.append(
+            Hypothesis(text=detokenize(tokens), tokens=tokens, probability=math.exp(h.log_prob))
+        )
     best = result.hypotheses[0]
     emitted = best.tokens + ([EOS] if best.finished else [])
     steps = []
@@ -368,7 +374,7 @@ def decode(
                 attention=[six_digits(float(a)) for a in attention],
                 attention_support=int((attention > 0).sum()),
                 output=[
-                    OutputEntry(target_vocab[i], six_digits(p))
+                    OutputEntry(token=target_vocab[i], probability=six_digits(p))
                     for p, i in zip(top_p.tolist(), top_i.tolist(), strict=True)
                 ],
                 support_size=support,
@@ -378,7 +384,7 @@ def decode(
         source_tokens=source_tokens,
         hypotheses=hypotheses,
         exact=result.exact,
-        covered_mass=result.covered_mass,
+        covered_mass=min(result.covered_mass, 1.0),  # float sums may pass 1 by an ulp
         steps=steps,
         attn_alpha=attn_alpha,
         out_alpha=out_alpha,

@@ -6,29 +6,26 @@ from the same response object); any other request gets JSON.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from app import seq2seq_service as service
-from app.compute import Budget, compute_budget, stops_answered, text_cost
+from app.compute import Budget, compute_budget, text_cost
 from app.responses import respond
 from app.schemas.seq2seq import (
     InflectRequest,
     InflectResponse,
     OptionsResponse,
-    Seq2SeqResponse,
     TranslateRequest,
     TranslateResponse,
 )
-from app.services import ModelRegistry, Registry
+from app.services import Registry
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
-RequestT = TypeVar("RequestT", InflectRequest, TranslateRequest)
 
 
 def request_cost(payload: InflectRequest | TranslateRequest) -> int:
@@ -54,23 +51,15 @@ ERRORS = {
 }
 
 
-def decoded(
-    run: Callable[[ModelRegistry, RequestT, Callable[[], None]], Seq2SeqResponse],
-    registry: ModelRegistry,
-    payload: RequestT,
-    budget: Budget,
-) -> Seq2SeqResponse:
-    """The family's answer; a reader's error, a missing model or a stopped decode is answered
-    by app.errors' handlers."""
-    with stops_answered(budget):
-        return run(registry, payload, budget.check)
-
-
-def answer(request: Request, response: Seq2SeqResponse) -> BaseModel | HTMLResponse:
+def answer(
+    request: Request, payload: InflectRequest | TranslateRequest, registry: Registry, budget: Budget
+) -> BaseModel | HTMLResponse:
+    """The family's Trace as JSON, or as the figure for htmx. A reader's error, a missing
+    model or a stopped decode is answered by app.errors' handlers."""
+    response = service.run(registry, payload, budget.check)
     compact = request.query_params.get("compact") == "1"
-    return respond(
-        request, response, "partials/seq2seq/result.html", service.result_view(response, compact)
-    )
+    view = service.result_view(response, compact)
+    return respond(request, response, "partials/seq2seq/result.html", view)
 
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
@@ -80,7 +69,7 @@ def inflect(
     """Inflect a lemma: the n-best forms and, per output character, attention and output
     distributions with their support sizes; beside them the lexicon's forms for the cell, the
     lemma's split and whether the best form is right."""
-    return answer(request, decoded(service.inflect, registry, payload, budget))
+    return answer(request, payload, registry, budget)
 
 
 @router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
@@ -89,7 +78,7 @@ def translate(
 ) -> BaseModel | HTMLResponse:
     """Translate an English sentence to German: the n-best and the per-subword trace; when the
     sentence is in the corpus, its translation there, its split and whether the best matches."""
-    return answer(request, decoded(service.translate, registry, payload, budget))
+    return answer(request, payload, registry, budget)
 
 
 @router.get("/options", response_model=OptionsResponse)

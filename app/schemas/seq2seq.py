@@ -1,5 +1,6 @@
 """The sparse seq2seq API contract: inflection and translation requests with their limits, the
-decoding trace they return, and the options the widgets offer.
+answer around the family's decoding Trace (declared once, in models.seq2seq), and the options
+the widgets offer.
 
 Limits that depend on a trained model (languages, feature cells, lemma characters, trained α
 values) are checked by app.seq2seq_service against the checkpoints; the limits here are fixed.
@@ -12,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.schemas.numbers import MAX_BEAM_WIDTH, JsonInt
+from models.seq2seq import Trace
 from models.tasks.inflection import LANGUAGES
 from models.tasks.translation import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
 from models.tasks.translation import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
@@ -96,27 +98,6 @@ class TranslateRequest(Seq2SeqDecodeOptions):
         return text
 
 
-class OutputEntry(BaseModel):
-    token: str
-    probability: float
-
-
-class Step(BaseModel):
-    token: str = Field(description="the token the best hypothesis emitted at this step")
-    attention: list[float] = Field(description="attention over the source tokens")
-    attention_support: int = Field(description="source tokens with nonzero attention")
-    output: list[OutputEntry] = Field(
-        description="the output distribution's nonzero entries, most probable first (top 20)"
-    )
-    support_size: int = Field(description="target tokens with nonzero probability")
-
-
-class Hypothesis(BaseModel):
-    text: str
-    tokens: list[str]
-    probability: float
-
-
 class Seq2SeqModelInfo(BaseModel):
     name: str = Field(description="checkpoint name in checkpoints/manifest.json")
     sha256: str
@@ -133,13 +114,11 @@ class Seq2SeqModelInfo(BaseModel):
     output_vocab_size: int = Field(description="target tokens the output distribution covers")
 
 
-class Seq2SeqResponse(BaseModel):
+class Seq2SeqResponse(Trace):
+    """The family's Trace (models.seq2seq: the n-best, the per-step attention and output
+    distributions, rounded there once) with what the API adds around it."""
+
     task: Task
-    hypotheses: list[Hypothesis] = Field(description="the n-best, most probable first")
-    exact: bool = Field(description="the beam held every hypothesis with nonzero probability")
-    covered_mass: float = Field(description="total probability of the n-best")
-    source_tokens: list[str]
-    steps: list[Step] = Field(description="for the best hypothesis, one per output token")
     model: Seq2SeqModelInfo
     server_ms: float = Field(description="time spent decoding, in milliseconds")
 

@@ -1,0 +1,58 @@
+"""The seq2seq family's entry point, without HTTP: a request in, one Trace out, rounded once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app import seq2seq_service as service
+from app.schemas.seq2seq import InflectRequest, Seq2SeqResponse, TranslateRequest
+from app.services import ModelRegistry, ModelUnavailable
+from models.seq2seq import Trace, six_digits
+from tests.test_api_seq2seq import write_tiny_checkpoints
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> ModelRegistry:
+    target = tmp_path_factory.mktemp("seq2seq-run")
+    write_tiny_checkpoints(target)
+    return ModelRegistry(target)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        InflectRequest(lemma="walk", language="en", features="V;PST", beam_width=3),
+        TranslateRequest(text="Permission denied", alpha=2.0, beam_width=2),
+    ],
+)
+def test_run_returns_the_trace_the_json_and_the_figure_render(
+    registry: ModelRegistry, request_: InflectRequest | TranslateRequest
+) -> None:
+    response = service.run(registry, request_)
+    assert isinstance(response, Seq2SeqResponse) and isinstance(response, Trace)
+    assert response.model.trained_output_alpha == request_.alpha == response.out_alpha
+    assert 1 <= len(response.hypotheses) <= request_.beam_width
+    assert response.covered_mass <= 1.0
+    for step in response.steps:  # rounded once, in models.seq2seq.decode
+        assert all(a == six_digits(a) for a in step.attention)
+        assert all(e.probability == six_digits(e.probability) for e in step.output)
+    # the figure is drawn from this very object
+    view = service.result_view(response)["view"]
+    assert view["result"] is response
+    assert len(view["heatmap"]["rows"]) == len(response.steps)
+
+
+def test_run_explains_what_it_cannot_take(registry: ModelRegistry) -> None:
+    with pytest.raises(service.InvalidSeq2SeqInput, match="never saw"):
+        service.run(registry, InflectRequest(lemma="w4lk", language="en", features="V;PST"))
+    with pytest.raises(service.InvalidSeq2SeqInput, match="no inflection model trained"):
+        service.run(
+            registry, InflectRequest(lemma="walk", language="en", features="V;PST", alpha=3.0)
+        )
+
+
+def test_run_says_which_model_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="seq2seq-translate-a1.5"):
+        service.run(ModelRegistry(tmp_path), TranslateRequest(text="Permission denied"))
