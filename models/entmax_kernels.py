@@ -68,50 +68,80 @@ _REORDER = {"reassoc", "nsz", "contract"}
 
 
 @njit(cache=True, fastmath=_REORDER)
-def _sparsemax_tau(v, k, mass, tau):
-    """τ with Σ[v - τ]₊ = mass (sparsemax at mass 1), from a lower bound `tau`."""
-    for _ in range(_MAX_ITERS):
-        n, total, smallest = 0.0, 0.0, 1.0
-        for i in range(k):
-            x = v[i]
-            inside = x > tau
-            n += inside
-            total += inside * x
-            smallest = min(smallest, x if inside else 1.0)
-        t = (total - mass) / n
-        if smallest > t or t <= tau:  # S = {v > t}: exact (or no progress left to make)
-            return max(t, tau)
-        tau = t
-    return tau
+def _sums(v, k, tau):
+    """(n, Σ v, Σ v²) over S = {i < k : v_i > τ}, branch-free so that it vectorises."""
+    n, s1, s2 = 0.0, 0.0, 0.0
+    for i in range(k):
+        x = v[i]
+        y = x if x > tau else 0.0
+        n += 1.0 if x > tau else 0.0
+        s1 += y
+        s2 += y * y
+    return n, s1, s2
 
 
 @njit(cache=True, fastmath=_REORDER)
+def _count_above(v, k, t):
+    """How many of v[:k] exceed t (a sum of 0/1, which vectorises where a minimum does not)."""
+    n = 0.0
+    for i in range(k):
+        n += 1.0 if v[i] > t else 0.0
+    return n
+
+
+@njit(cache=True, inline="always")
+def _sparsemax_step(v, k, mass, tau):
+    """(τ', done): one step of Michelot's iteration from a lower bound τ. On S = {v > τ} ⊇
+    support, τ_S = (Σ_S v - mass)/|S| is again a lower bound, and larger; when S stops changing
+    (the same sums give the same τ_S), τ is the root."""
+    n, total, _squares = _sums(v, k, tau)
+    t = (total - mass) / n
+    if not t > tau:
+        return tau, True
+    return t, False
+
+
+@njit(cache=True)
+def _sparsemax_tau(v, k, mass, tau):
+    """τ with Σ[v - τ]₊ = mass (sparsemax at mass 1), from a lower bound `tau`."""
+    for _ in range(_MAX_ITERS):
+        tau, done = _sparsemax_step(v, k, mass, tau)
+        if done:
+            break
+    return tau
+
+
+@njit(cache=True, inline="always")
+def _entmax15_step(v, k, tau):
+    """(τ', done): one step towards the 1.5-entmax τ from a lower bound, on candidates that
+    include every entry above it. The closed form on S = {v > τ} is the root when S is exactly
+    the entries above it; otherwise a Newton step from below."""
+    n, s1, s2 = _sums(v, k, tau)
+    mean = s1 / n
+    disc = 1.0 / n - (s2 / n - mean * mean)
+    if disc >= 0:
+        t = mean - math.sqrt(disc)
+        # S = {v > t} and Σ_S (v - t)² = 1: the root
+        if t >= tau and _count_above(v, k, t) == n:
+            return t, True
+    # Newton from below on the 2-norm ‖[v - τ]₊‖ = 1 (convex, and nearly straight, so it takes
+    # about a quarter fewer steps than on Σ[v - τ]₊² = 1): with q = Σ_S (v - τ)², the norm is
+    # √q and its slope -Σ_S (v - τ) / √q
+    q = s2 - 2.0 * tau * s1 + n * tau * tau
+    norm = math.sqrt(q)
+    new = tau + (norm - 1.0) * q / (norm * (s1 - n * tau))
+    if new <= tau:
+        return tau, True
+    return new, False
+
+
+@njit(cache=True)
 def _entmax15_tau(v, k, tau):
     """Exact τ from a lower bound `tau`, on candidates that include every entry above it."""
     for _ in range(_MAX_ITERS):
-        n, s1, s2, smallest = 0.0, 0.0, 0.0, 1.0
-        for i in range(k):
-            x = v[i]
-            inside = x > tau
-            n += inside
-            s1 += inside * x
-            s2 += inside * x * x
-            smallest = min(smallest, x if inside else 1.0)
-        mean = s1 / n
-        disc = 1.0 / n - (s2 / n - mean * mean)
-        if disc >= 0:
-            t = mean - math.sqrt(disc)
-            if t >= tau and smallest > t:  # S = {v > t} and Σ_S (v - t)² = 1: the root
-                return t
-        # Newton from below on the 2-norm ‖[v - τ]₊‖ = 1 (convex, and nearly straight, so it
-        # takes about a quarter fewer steps than on Σ[v - τ]₊² = 1): with q = Σ_S (v - τ)²,
-        # the norm is √q and its slope -Σ_S (v - τ) / √q
-        q = s2 - 2.0 * tau * s1 + n * tau * tau
-        norm = math.sqrt(q)
-        new = tau + (norm - 1.0) * q / (norm * (s1 - n * tau))
-        if new <= tau:
-            return tau
-        tau = new
+        tau, done = _entmax15_step(v, k, tau)
+        if done:
+            break
     return tau
 
 
@@ -229,7 +259,7 @@ def _lower_bound(v, index, k, kind, alpha):
     return (_tangent_bound(v, k, 1.0 / (alpha - 1.0), 3) if alpha < 2.0 else -1.0), k
 
 
-_SHORT = 48  # rows up to this width skip the blocks: one pass gathers every candidate
+_SHORT = 64  # rows up to this width skip the blocks (see _forward_row)
 
 
 @njit(cache=True)
@@ -285,15 +315,54 @@ def _gather_blocks(z, kind, alpha, index, v, block_v, block_index):
 
 
 @njit(cache=True)
+def _row_max(z):
+    """max z, as eight independent running maxima (a chain of d/8 compares, not d)."""
+    d = z.shape[0]
+    best = z[0]
+    full = d // _BLOCK
+    for b in range(full):
+        s = b * _BLOCK
+        low = _max2(_max2(z[s], z[s + 1]), _max2(z[s + 2], z[s + 3]))
+        high = _max2(_max2(z[s + 4], z[s + 5]), _max2(z[s + 6], z[s + 7]))
+        best = _max2(_max2(low, high), best)
+    for t in range(full * _BLOCK, d):
+        best = _max2(z[t], best)
+    return float(best)
+
+
+@njit(cache=True)
+def _scaled_row(z, scale, row_max, v):
+    """v = z̃ - max z̃ for the whole row, floored at -2 (τ ≥ -1, so such entries are never in the
+    support, and a -inf score becomes a finite number the branch-free sums can add)."""
+    for j in range(z.shape[0]):
+        x = scale * (z[j] - row_max)
+        v[j] = x if x > -2.0 else -2.0
+
+
+@njit(cache=True)
+def _write_output(z, scale, row_max, tau, kind, out):
+    """out = [z̃ - max z̃ - τ]₊ (α = 2) or its square (α = 1.5): one branch-free pass over the row,
+    with the very expression the candidates were computed with, so the support is the same."""
+    if kind == SPARSEMAX:
+        for j in range(z.shape[0]):
+            u = scale * (z[j] - row_max) - tau
+            out[j] = u if u > 0 else 0.0
+    else:
+        for j in range(z.shape[0]):
+            u = scale * (z[j] - row_max) - tau
+            out[j] = u * u if u > 0 else 0.0
+
+
+@njit(cache=True, inline="always")
 def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf)
     and n: the support is among the columns index[:n].
 
-    On rows longer than _SHORT: the threshold of any subset of the scores is at most the row's
-    (fewer terms need a lower τ to reach mass 1). The first pass takes the maximum of every
-    block of 8 entries; the threshold of those maxima is a lower bound on τ, and only the blocks
-    whose maximum lies above it can hold support entries: on typical rows a handful of blocks
-    are read again.
+    (Rows up to _SHORT wide at α = 2 and 1.5 go to `_short_span` instead.) On longer rows: the
+    threshold of any subset of the scores is at most the row's (fewer terms need a lower τ to
+    reach mass 1). The first pass takes the maximum of every block of 8 entries; the threshold
+    of those maxima is a lower bound on τ, and only the blocks whose maximum lies above it can
+    hold support entries: on typical rows a handful of blocks are read again.
     """
     d = z.shape[0]
     scale = alpha - 1.0
@@ -303,12 +372,12 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
         row_max, bound, n = _gather_blocks(z, kind, alpha, index, v, block_v, block_index)
     if row_max == -np.inf:
         return np.nan, 0
-    out[:] = 0
     if kind == SPARSEMAX:
         tau = _sparsemax_tau(v, n, 1.0, bound)
     elif kind == ENTMAX15:
         tau = _entmax15_tau(v, n, bound)
     else:
+        out[:] = 0
         if alpha < 2.0:
             bound = max(bound, _tangent_bound(v, n, 1.0 / scale, 2))
             n = _keep_above(v, index, n, bound)
@@ -320,10 +389,7 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
             if power[i] > 0:
                 out[index[i]] = power[i] / total
         return tau + scale * row_max, n
-    for i in range(n):
-        u = v[i] - tau
-        if u > 0:
-            out[index[i]] = u if kind == SPARSEMAX else u * u
+    _write_output(z, scale, row_max, tau, kind, out)
     return tau + scale * row_max, n
 
 
@@ -372,11 +438,65 @@ def _backward_row(p, grad, kind, alpha, out):
         out[j] = out[j] * (grad[j] - q)
 
 
+_LANES = 8  # short rows solved side by side, so that one row's divisions overlap another's
+
+
+@njit(cache=True)
+def _short_span(z, kind, alpha, out, tau, start, stop, target, loss):
+    """`_forward_span` for rows up to _SHORT wide at α = 2 and 1.5, solved on the whole row.
+
+    Every pass is branch-free and vectorised; a row's τ then costs a few dependent divisions and
+    square roots per step, so _LANES rows take their steps in turn and the CPU overlaps them.
+    """
+    d = z.shape[1]
+    scale = alpha - 1.0
+    v = np.empty((_LANES, d), np.float64)
+    row_max = np.empty(_LANES, np.float64)
+    lane_tau = np.empty(_LANES, np.float64)
+    done = np.empty(_LANES, np.bool_)
+    index = np.arange(d)
+    masked = 0
+    for first in range(start, stop, _LANES):
+        lanes = min(_LANES, stop - first)
+        for b in range(lanes):
+            row_max[b] = _row_max(z[first + b])
+            done[b] = row_max[b] == -np.inf
+            lane_tau[b] = -1.0
+            if not done[b]:
+                _scaled_row(z[first + b], scale, row_max[b], v[b])
+        for _ in range(_MAX_ITERS):
+            active = False
+            for b in range(lanes):
+                if not done[b]:
+                    if kind == SPARSEMAX:
+                        t, finished = _sparsemax_step(v[b], d, 1.0, lane_tau[b])
+                    else:
+                        t, finished = _entmax15_step(v[b], d, lane_tau[b])
+                    lane_tau[b] = t
+                    done[b] = finished
+                    active = active or not finished
+            if not active:
+                break
+        for b in range(lanes):
+            r = first + b
+            if row_max[b] == -np.inf:
+                tau[r] = np.nan
+                masked += 1
+                continue
+            _write_output(z[r], scale, row_max[b], lane_tau[b], kind, out[r])
+            tau[r] = lane_tau[b] + scale * row_max[b]
+            if target.shape[0]:
+                loss[r] = _fenchel_young_row(z[r], out[r], index, d, kind, alpha, target[r])
+    return masked
+
+
 @njit(cache=True)
 def _forward_span(z, kind, alpha, out, tau, start, stop, target, loss):
     """Rows start..stop; returns how many of them are entirely -inf (their τ is NaN). With
     targets (loss mode: `target` has one class per row), also each row's Fenchel–Young loss."""
     d = z.shape[1]
+    if kind != GENERAL and d <= _SHORT:
+        return _short_span(z, kind, alpha, out, tau, start, stop, target, loss)
     index = np.empty(d, np.int64)
     v = np.empty(d, np.float64)
     power = np.empty(d if kind == GENERAL else 0, np.float64)
