@@ -146,6 +146,25 @@ def _entmax15_tau(v, k, tau):
 
 
 @njit(cache=True)
+def _bound_steps(v, k, kind, steps):
+    """A lower bound on τ from `steps` steps from -1 (Michelot's at α = 2, Newton's on the 2-norm
+    at α = 1.5): each iterate is below the root, and no step is spent certifying it."""
+    tau = -1.0
+    for _ in range(steps):
+        n, s1, s2 = _sums(v, k, tau)
+        if kind == SPARSEMAX:
+            new = (s1 - 1.0) / n
+        else:
+            q = s2 - 2.0 * tau * s1 + n * tau * tau
+            norm = math.sqrt(q)
+            new = tau + (norm - 1.0) * q / (norm * (s1 - n * tau))
+        if not new > tau:
+            break
+        tau = new
+    return tau
+
+
+@njit(cache=True)
 def _tangent_bound(v, k, beta, rounds):
     r"""A lower bound on τ for β > 1 without a single power.
 
@@ -220,6 +239,7 @@ def _general_tau(v, k, alpha, tau, power):
 
 
 _BLOCK = 8  # entries per block of the first pass
+_BOUND_STEPS = 2  # enough for a tight bound; more cost more than the blocks they close
 
 
 @njit(cache=True, inline="always")
@@ -315,6 +335,43 @@ def _gather_blocks(z, kind, alpha, index, v, block_v, block_index):
 
 
 @njit(cache=True)
+def _gather_whole_blocks(z, kind, scale, index, v, block_v, block_index):
+    """(row max, bound, n) at α = 2 and 1.5: like `_gather_blocks`, but the blocks above the bound
+    are copied whole into v[:n] (entries floored at -2, as in `_scaled_row`), fixed-length copies
+    without a branch per entry; the τ steps then run branch-free over them."""
+    d = z.shape[0]
+    blocks = (d + _BLOCK - 1) // _BLOCK
+    row_max = float(_block_maxima(z, block_v[:blocks]))
+    if row_max == -np.inf:
+        return row_max, -1.0, 0
+    for b in range(blocks):  # block maxima in units of z̃ relative to the maximum
+        x = scale * (block_v[b] - row_max)
+        block_v[b] = x if x > -2.0 else -2.0
+    bound = _bound_steps(block_v, blocks, kind, _BOUND_STEPS)
+    limit = bound - 1e-9  # slack against rounding in the bound
+    opened = 0
+    for b in range(blocks):  # the open blocks' numbers, listed without a branch to mispredict
+        block_index[opened] = b
+        opened += block_v[b] > limit
+    n = 0
+    for i in range(opened):
+        start = block_index[i] * _BLOCK
+        if start + _BLOCK <= d:  # a whole block: a fixed trip count the compiler unrolls
+            for t in range(_BLOCK):
+                x = scale * (z[start + t] - row_max)
+                v[n + t] = x if x > -2.0 else -2.0
+                index[n + t] = start + t
+            n += _BLOCK
+        else:
+            for t in range(start, d):
+                x = scale * (z[t] - row_max)
+                v[n] = x if x > -2.0 else -2.0
+                index[n] = t
+                n += 1
+    return row_max, bound, n
+
+
+@njit(cache=True)
 def _row_max(z):
     """max z, as eight independent running maxima (a chain of d/8 compares, not d)."""
     d = z.shape[0]
@@ -366,7 +423,9 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     """
     d = z.shape[0]
     scale = alpha - 1.0
-    if d <= _SHORT:
+    if kind != GENERAL:
+        row_max, bound, n = _gather_whole_blocks(z, kind, scale, index, v, block_v, block_index)
+    elif d <= _SHORT:
         row_max, bound, n = _gather_short(z, scale, index, v)
     else:
         row_max, bound, n = _gather_blocks(z, kind, alpha, index, v, block_v, block_index)
