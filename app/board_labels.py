@@ -6,8 +6,7 @@ Values on the sorting line: each number sits above its value, one row higher for
 already there. A number that finds no free spot is "crowded": drawn hidden, shown while its
 point is hovered or focused. Numbers are placed in input order, so the low ones always show.
 
-static/js/pointer-board.js places the numbers the same way when it redraws (placeLabels); the
-constants below are the ones it uses.
+The server draws every board (app/pointer_board.py), so this is the only copy of the rule.
 """
 
 from __future__ import annotations

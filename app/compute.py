@@ -21,7 +21,7 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -113,8 +113,20 @@ def compute_budget(
     no thread), and yields a fresh budget with a watcher that sets `client_gone` when the
     server reports the client's disconnect."""
 
+    async def price(request: Request) -> int:
+        return _price(schema, cost, await request.body())
+
+    return priced_budget(price)
+
+
+def priced_budget(
+    price: Callable[[Request], Awaitable[int]],
+) -> Callable[[Request], AsyncIterator[Budget]]:
+    """`compute_budget` for a route that prices its request itself (a GET that carries its
+    state in the query string, say): `price` returns the request's tokens."""
+
     async def dependency(request: Request) -> AsyncIterator[Budget]:
-        tokens = _price(schema, cost, await request.body())
+        tokens = await price(request)
         _charge(request, tokens)
         with request.app.state.compute_gate.admit(tokens):
             budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)

@@ -1,14 +1,34 @@
 """Pointer networks behind the web layer: the registry's loader for pointer checkpoints, and
 `solve`, which turns a validated API request into the family's plain request and calls its one
 entry point (models.pointer_run.run). The routes and the board's widget render what it returns.
+
+`solve_board` does the same for a board's state (its page address or its form): it validates
+the inputs with the API's own schema, so the board's sentences are the API's in the reader's
+terms, and keeps the last few answers, because stepping through a decode or replaying it asks
+again for the same one.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from app.schemas.pointer import PointerTrace, PointsRequest, TaskModels, ValuesRequest, VariantInfo
+from pydantic import ValidationError
+
+from app.errors import error_sentence, reader_errors
+from app.pointer_url_state import BoardState
+from app.schemas.pointer import (
+    MIN_POINTS,
+    MIN_VALUES,
+    PointerTrace,
+    PointsRequest,
+    TaskModels,
+    ValuesRequest,
+    VariantInfo,
+)
 from app.services import ModelRegistry, register_loader
 from models.checkpoints import load_model
 from models.pointer_run import (
@@ -21,7 +41,11 @@ from models.pointer_run import (
     run,
 )
 
-__all__ = ["READER_ERRORS", "plain_request", "solve", "task_models"]
+__all__ = ["READER_ERRORS", "plain_request", "solve", "solve_board", "task_models"]
+reader_errors(*READER_ERRORS)  # app.errors answers them 422 with their sentence
+RECENT_ANSWERS = 64
+_recent: OrderedDict[tuple, PointerTrace] = OrderedDict()
+_recent_lock = threading.Lock()
 
 
 @register_loader("pointer")
@@ -53,6 +77,45 @@ def solve(
     reader), ModelUnavailable for a missing or corrupt checkpoint; whatever `check` raises
     between decoding steps passes through."""
     return run(plain_request(task, body), registry.get, check)
+
+
+def parse_request(task: Task, state: BoardState) -> PointsRequest | ValuesRequest:
+    """The API request for a board's state; ValidationError as the API would raise it."""
+    if task == "sort":
+        return ValuesRequest(values=state.inputs, **state.request_fields())
+    return PointsRequest(points=state.inputs, **state.request_fields())
+
+
+def remembered(registry: ModelRegistry, request: PointerRequest, check: Check) -> PointerTrace:
+    """`run`, or its answer to the same request a moment ago (same checkpoints)."""
+    key = (registry.version(), json.dumps(request.__dict__, sort_keys=True))
+    with _recent_lock:
+        if key in _recent:
+            _recent.move_to_end(key)
+            return _recent[key]
+    trace = run(request, registry.get, check)
+    with _recent_lock:
+        _recent[key] = trace
+        while len(_recent) > RECENT_ANSWERS:
+            _recent.popitem(last=False)
+    return trace
+
+
+def solve_board(
+    registry: ModelRegistry, task: Task, state: BoardState, check: Check = None
+) -> tuple[PointerTrace | None, str | None]:
+    """(the answer, None), or (None, a sentence for the reader) when the board's inputs are
+    too few or cannot be decoded. ModelUnavailable and whatever `check` raises pass through."""
+    noun, least = ("values", MIN_VALUES) if task == "sort" else ("points", MIN_POINTS)
+    if len(state.inputs) < least:
+        return None, f"Add at least {least} {noun}."
+    try:
+        request = plain_request(task, parse_request(task, state))
+        return remembered(registry, request, check), None
+    except ValidationError as exc:
+        return None, error_sentence(exc.errors()[0], reader=True)
+    except READER_ERRORS as exc:
+        return None, str(exc)
 
 
 def task_models(registry: ModelRegistry, task: Task) -> TaskModels:

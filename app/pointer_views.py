@@ -1,8 +1,8 @@
-"""What the pointer templates show, prepared from a response object: preformatted numbers,
-1-based labels (the prose counts from 1) and SVG coordinates, so templates never compute.
-
-static/js/pointer-board.js draws the same figure in the browser after each change; the two
-share the frame below (FRAME, PAD, the y axis pointing up, halo area ∝ probability).
+"""What the pointer templates show, prepared from a trace: preformatted numbers, 1-based labels
+(the prose counts from 1) and SVG coordinates, so templates never compute. The board's figure
+itself is drawn by app/pointer_board.py in the frame below (FRAME, PAD, the y axis pointing up,
+halo area ∝ probability); the board's script reads the frame from the SVG to turn a click into
+a point.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from app.board_labels import end_mark_boxes, place_line_labels, place_point_labels
 from app.schemas.pointer import HullResponse, PointerResponse, SortResponse, TspResponse
 
 FRAME = 400  # SVG user units, square board
@@ -189,6 +188,19 @@ def best_of_k_rows(result: PointerResponse) -> list[dict[str, Any]]:
     return rows
 
 
+def step_text(result: PointerResponse | None, step: int) -> str:
+    """The line under the board's step slider."""
+    if result is None:
+        return "No decoding yet."
+    current = result.steps[step]
+    labels = position_labels(result)
+    return (
+        f"Step {step + 1} of {len(result.steps)}: chose {labels[current.chosen]} "
+        f"(p = {probability_text(current.distribution[current.chosen])}; "
+        f"support {current.support_size} of {len(labels)})"
+    )
+
+
 def step_rows(result: PointerResponse, labels: Sequence[str]) -> list[dict[str, Any]]:
     """The accessible table: one row per decoder step, one cell per position."""
     return [
@@ -299,41 +311,3 @@ def worked_example_context(points: Sequence[Sequence[float]], result: HullRespon
         "correct": result.correct,
         "summary": summary_rows(result, labels),
     }
-
-
-def board_figure(inputs: Sequence[Any], result: PointerResponse, step: int = 0) -> dict[str, Any]:
-    """The board's first drawing (before any script runs): the inputs, the exact answer, the
-    model's answer and the halos of one decoder step (0-based; the first unless the page
-    address names another)."""
-    first = result.steps[step]
-    if isinstance(result, SortResponse):
-        values = [float(v) for v in inputs]
-        low, high = min(0.0, *values), max(1.0, *values)
-        xs = [line_x(v, low, high) for v in values]
-        spots = place_line_labels(xs)
-        return {
-            "kind": "line",
-            "marks": [
-                {
-                    "x": x,
-                    "label": str(i + 1),
-                    "label_at": label,
-                    "value": f"{v:g}",
-                    "halo": halo_radius(first.distribution[i]),
-                    "zero": first.distribution[i] == 0.0,
-                    "chosen": i == first.chosen,
-                }
-                for i, (v, x, label) in enumerate(zip(values, xs, spots, strict=True))
-            ],
-            "ticks": [
-                {"x": line_x(tick, low, high), "text": f"{tick:g}"}
-                for tick in (low + (high - low) * t / 4 for t in range(5))
-            ],
-        }
-    n = result.n
-    model = points_figure(inputs, first.distribution[:n], first.chosen, result.order, True)
-    exact = points_figure(inputs, None, None, result.reference.order, True)
-    reserved = end_mark_boxes(FRAME) if isinstance(result, HullResponse) else []
-    spots = place_point_labels([(m["x"], m["y"]) for m in model["marks"]], FRAME, reserved)
-    marks = [{**mark, "label_at": spot} for mark, spot in zip(model["marks"], spots, strict=True)]
-    return {"kind": "points", **model, "marks": marks, "reference_path": exact["path"]}

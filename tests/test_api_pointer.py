@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -317,7 +318,7 @@ def test_a_missing_checkpoint_is_a_503_with_the_command(tmp_path: Path) -> None:
         response = client.post("/api/pointer/tsp", json={"points": FIVE})
     assert response.status_code == 503
     detail = response.json()["detail"]
-    assert detail.startswith("The tsp model is unavailable")
+    assert detail.startswith("The model “pointer-tsp” is unavailable")
     assert "python -m models.train pointer-tsp" in detail
 
 
@@ -452,7 +453,10 @@ def test_three_boards_have_their_own_ids_and_share_one_script(deep_dive: str) ->
     duplicated = [i for i, group in itertools.groupby(sorted(all_ids)) if len(list(group)) > 1]
     assert duplicated == []
     assert deep_dive.count('src="/static/js/pointer-board.js"') == 1
-    assert deep_dive.count("/static/vendor/plotly-") == 1
+    # plotly is no script tag: the board's script loads it when a heatmap nears the viewport
+    assert deep_dive.count('src="/static/vendor/plotly-') == 0
+    assert deep_dive.count('"plotly": "/static/vendor/plotly-') == 3
+    assert deep_dive.count('src="/static/vendor/htmx-') == 1
     assert deep_dive.count('href="/static/css/pointer.css"') == 1
     assert deep_dive.count('name="sort-alpha"') == 2  # softmax, 1.5-entmax
     widgets = deep_dive.split('class="widget pointer-')[1:]
@@ -489,3 +493,60 @@ def test_a_missing_model_leaves_the_page_standing(tmp_path: Path) -> None:
     assert response.text.count('data-widget="pointer-board"') == 3
     assert response.text.count('data-widget="pointer-worked-example"') == 1
     assert "python -m models.train pointer-hull" in response.text
+
+
+# ---- the board's htmx round trip ----
+
+
+def board_get(api: TestClient, task: str, query: str, **headers: str) -> Any:
+    return api.get(
+        f"/api/pointer/{task}/board/{task}?{query}",
+        headers={"HX-Request": "true", "HX-Current-URL": "http://x/papers/p?tsp-step=2", **headers},
+    )
+
+
+def test_the_board_answers_its_figure_and_the_parts_out_of_band(api: TestClient) -> None:
+    points = "0.1, 0.15\n0.8, 0.1\n0.45, 0.4\n0.9, 0.75\n0.15, 0.85"
+    query = f"hull={points}&hull-decoder=beam&hull-width=4&hull-step=2"
+    response = board_get(api, "hull", query.replace("\n", "%0A"))
+    assert response.status_code == 200
+    html = response.text
+    assert html.lstrip().startswith('<svg class="pb-svg"')
+    for part in ("pb-hull-note", "pb-hull-step-label", "pb-hull-error", "pb-hull-result"):
+        assert f'id="{part}"' in html and "hx-swap-oob" in html.split(f'id="{part}"')[1][:80]
+    data = json.loads(re.search(r"data-result-json>(.*?)</script>", html, re.S).group(1))
+    assert (data["n"], data["decoder"], data["beam_width"]) == (5, "beam", 4)
+    assert "Step 2 of" in html and 'data-drawn-step="1"' in html
+    assert html.count('class="pb-point') == 5
+    # the page address, in its short form, the other board's key kept
+    url = unquote(response.headers["HX-Replace-Url"])
+    assert url.startswith("/papers/p?")
+    assert "hull=0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.15,0.85" in url
+    assert "hull-decoder=beam4" in url and "tsp-step=2" in url and "hull-width" not in url
+
+
+def test_the_board_draws_pointer_arrows_only_where_the_probability_is_not_zero(
+    api: TestClient,
+) -> None:
+    html = board_get(api, "sort", "sort=0.62,0.15,0.87,0.4,0.05&sort-alpha=1.5&sort-step=2").text
+    data = json.loads(re.search(r"data-result-json>(.*?)</script>", html, re.S).group(1))
+    step = data["steps"][1]
+    arrows = re.findall(
+        r'<path class="pb-arrow" id="pb-sort-arrow-(\d+)"[^>]*stroke-width="([\d.]+)"', html
+    )
+    assert [int(i) for i, _ in arrows] == [j for j, p in enumerate(step["distribution"]) if p > 0]
+    widths = {int(i): float(w) for i, w in arrows}
+    heaviest = max(widths, key=widths.get)
+    assert step["distribution"][heaviest] == max(step["distribution"])
+
+
+def test_a_board_that_cannot_be_decoded_still_draws_its_inputs(api: TestClient) -> None:
+    few = board_get(api, "hull", "hull=0.2,0.3;0.6,0.7")
+    assert few.status_code == 200
+    assert few.text.count('class="pb-point') == 2 and "Add at least 3 points." in few.text
+    assert 'data-drawn-steps="0"' in few.text and "data-result-json" not in few.text
+    outside = board_get(api, "hull", "hull=0.2,0.3;0.6,1.7;0.9,0.1")
+    assert "Point 2" in outside.text and "must be at most 1" in outside.text
+    broken = board_get(api, "tsp", "tsp=0.2,0.3;0.6,x")
+    assert broken.status_code == 422
+    assert "not a number: “x”" in broken.json()["detail"]

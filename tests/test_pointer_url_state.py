@@ -14,7 +14,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
-from app.pointer_url_state import BoardState, board_state, parse_inputs, url_keys
+from app.pointer_url_state import (
+    BoardState,
+    address,
+    board_state,
+    inputs_text,
+    parse_inputs,
+    url_keys,
+)
 from models.checkpoints import read_manifest
 from models.pointer_run import SERVED
 
@@ -24,7 +31,14 @@ FIVE = "0.15,0.2;0.85,0.1;0.5,0.45;0.9,0.8;0.2,0.85"
 
 
 def test_the_keys_are_the_ones_the_script_writes() -> None:
-    assert url_keys(["hull"]) == {"hull", "hull-decoder", "hull-alpha", "hull-step"}
+    assert url_keys(["hull"]) == {
+        "hull",
+        "hull-decoder",
+        "hull-width",
+        "hull-k",
+        "hull-alpha",
+        "hull-step",
+    }
     assert {"sort", "tsp-step"} <= url_keys()
 
 
@@ -44,6 +58,34 @@ def test_the_address_reads_as_the_script_reads_it() -> None:
     assert parse_inputs("sort", "0.5, 1e3,") == [0.5, 1000.0]
     with pytest.raises(ValueError, match="coordinate that is not a number: “x”"):
         parse_inputs("hull", "0.1,x")
+
+
+def test_the_form_reads_as_the_address_and_writes_it_short() -> None:
+    """The board's form sends one point per line and the counts in fields of their own."""
+    form = {
+        "tsp": "0.1, 0.2\n0.8 0.1\n\n0.5,0.9\n",
+        "tsp-decoder": "sample",
+        "tsp-width": "3",
+        "tsp-k": "999",
+        "tsp-alpha": "1",
+        "tsp-step": "4",
+    }
+    state = board_state("tsp", "tsp", form, [1.0])
+    assert state == BoardState([[0.1, 0.2], [0.8, 0.1], [0.5, 0.9]], "sample", 3, 256, 1.0, 3)
+    assert address("tsp", "tsp", state) == {
+        "tsp": "0.1,0.2;0.8,0.1;0.5,0.9",
+        "tsp-decoder": "sample256",
+        "tsp-alpha": "1",
+        "tsp-step": "4",
+        "tsp-width": None,
+        "tsp-k": None,
+    }
+    assert inputs_text("tsp", state.inputs) == "0.1, 0.2\n0.8, 0.1\n0.5, 0.9\n"
+    assert parse_inputs("sort", "0.5 0.25;3") == [0.5, 0.25, 3.0]
+    with pytest.raises(ValueError, match=r"Point 2 \(line 2\) needs two numbers"):
+        parse_inputs("hull", "0.1, 0.2\n0.3\n")
+    with pytest.raises(ValueError, match="not a number: “nan”"):
+        parse_inputs("sort", "0.1, nan")
 
 
 def test_only_a_light_decode_runs_while_the_page_loads() -> None:
@@ -84,12 +126,13 @@ def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
     assert figure.count('class="pb-point') == 6
     assert '<option value="beam" selected>' in figure
     assert 'value="4" data-beam-width' in figure
-    assert 'value="1" data-step' in figure and "Step 2 of" in figure
+    assert 'value="2" data-step' in figure and "Step 2 of" in figure
     data = json.loads(re.search(r"data-result-json>(.*?)</script>", figure, re.S).group(1))
     assert (data["n"], data["decoder"], data["beam_width"]) == (6, "beam", 4)
-    assert config(figure)["inputs"] == parse_inputs("hull", points)
-    assert config(figure)["example"] != config(figure)["inputs"]  # "Example" still resets
-    assert "data-url-note" not in figure
+    typed = re.search(r"<textarea[^>]*>(.*?)</textarea>", figure, re.S).group(1)
+    assert parse_inputs("hull", typed) == parse_inputs("hull", points)
+    assert parse_inputs("hull", config(figure)["example"]) != parse_inputs("hull", points)
+    assert re.search(r"data-url-note hidden>\s*</p>", figure)
     page = site.get(PAGE + query).text
     sort = board(page, "sort")
     assert 'value="1.5" checked' in sort and sort.count('class="pb-point') == 3

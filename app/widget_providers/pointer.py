@@ -1,9 +1,10 @@
-"""pointer-board and pointer-worked-example: first figures rendered from the trained models.
+"""pointer-board and pointer-worked-example: figures rendered from the trained models.
 
 Both run the real model on the server when the page renders, so the page shows a meaningful
-figure before any script runs; the board's script then takes over from the same data. A board
-draws the state its script keeps in the page address (app/pointer_url_state.py), so a shared
-link shows the shared figure without script too.
+figure before any script runs. A board draws the state in the page address
+(app/pointer_url_state.py), so a shared link, or the board's own form submitted without script,
+shows that figure; with script, htmx asks GET /api/pointer/{task}/board/{key} for each new state
+and swaps the answer in (app/routes/pointer.py), drawn by the same code (app/pointer_board.py).
 """
 
 from __future__ import annotations
@@ -13,21 +14,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from pydantic import ValidationError
-
-from app.errors import error_sentence
-from app.pointer_service import solve, task_models
-from app.pointer_url_state import BoardState, board_state, url_keys
-from app.pointer_views import board_figure, mapping_label, result_context, worked_example_context
+from app.assets import PLOTLY_URL
+from app.pointer_board import live_context
+from app.pointer_service import solve, solve_board, task_models
+from app.pointer_url_state import BoardState, board_state, inputs_text, url_keys
+from app.pointer_views import mapping_label, worked_example_context
 from app.schemas.pointer import (
     MAX_BEAM_WIDTH,
     MAX_INPUTS,
     MAX_SAMPLES,
+    MIN_POINTS,
+    MIN_VALUES,
     HullResponse,
-    PointerResponse,
+    PointerTrace,
     PointsRequest,
     Task,
-    ValuesRequest,
 )
 from app.services import ModelRegistry, ModelUnavailable
 from app.widgets import WidgetEnv, WidgetError, register_widget
@@ -39,47 +40,60 @@ TITLES = {"hull": "Convex hull", "tsp": "Travelling salesman", "sort": "Sorting"
 BOARD_KEY = re.compile(r"[a-z][a-z0-9-]{0,20}")
 
 
-def run_model(registry: ModelRegistry, task: Task, request: Any) -> PointerResponse:
+def unavailable(task: Task, exc: ModelUnavailable) -> WidgetError:
+    return WidgetError(
+        f"The {TITLES[task].lower()} model is unavailable: {exc.reason}.",
+        f"python -m models.train {exc.name}",
+    )
+
+
+def solve_on_page(
+    registry: ModelRegistry, task: Task, state: BoardState
+) -> tuple[PointerTrace | None, str | None]:
     try:
-        return solve(registry, task, request)
+        return solve_board(registry, task, state)
     except ModelUnavailable as exc:
-        raise WidgetError(
-            f"The {TITLES[task].lower()} model is unavailable: {exc.reason}.",
-            f"python -m models.train {exc.name}",
-        ) from exc
-    except ValueError as exc:
-        raise WidgetError(str(exc)) from exc
+        raise unavailable(task, exc) from exc
 
 
-def parse_request(task: Task, inputs: Any, **options: Any) -> PointsRequest | ValuesRequest:
+def light_enough(state: BoardState) -> tuple[BoardState, str | None]:
+    """The state a page render decodes: greedy in place of a decode too heavy for it, with a
+    sentence saying so."""
+    if state.fits_the_page():
+        return state, None
+    note = (
+        f"This drawing uses greedy decoding: {state.decoder_label()} over "
+        f"{len(state.inputs)} inputs is too heavy to run while the page loads; change any "
+        "setting, or press Apply, to run it."
+    )
+    return replace(state, decoder="greedy"), note
+
+
+def page_state(
+    env: WidgetEnv, task: Task, key: str, example: list, alphas: list[float], url_state: Any
+) -> tuple[BoardState, PointerTrace | None, str | None, str | None]:
+    """(state, answer, sentence when there is no answer, note on the drawing) for the page's
+    address; an address that cannot be drawn shows the example, and says why."""
     try:
-        if task == "sort":
-            return ValuesRequest(values=inputs, **options)
-        return PointsRequest(points=inputs, **options)
-    except ValidationError as exc:
-        raise WidgetError(error_sentence(exc.errors()[0], reader=True)) from exc
-
-
-def shared_figure(
-    env: WidgetEnv, task: Task, state: BoardState
-) -> tuple[BoardState, PointerResponse, str | None]:
-    """The decode a shared address asks for: the state drawn, the answer, and a sentence when
-    the drawing differs from the address (greedy in place of a decode too heavy for the page)."""
-    note = None
-    if not state.fits_the_page():
-        note = (
-            f"This drawing uses greedy decoding: {state.decoder_label()} over "
-            f"{len(state.inputs)} inputs is too heavy to run while the page loads; the board's "
-            "script runs it once the page has loaded."
-        )
-        state = replace(state, decoder="greedy")
-    request = parse_request(task, state.inputs, **state.request_fields())
-    return state, run_model(env.registry, task, request), note
+        shared = board_state(task, key, url_state or {}, alphas)
+        problem = None
+    except ValueError as exc:
+        shared, problem = None, f"{exc} The board shows its example instead."
+    if shared is not None:
+        shared = shared if shared.inputs is not None else replace(shared, inputs=example)
+        state, note = light_enough(shared)
+        result, error = solve_on_page(env.registry, task, state)
+        if result is not None:
+            return state, result, None, note
+        problem = f"{error} The board shows its example instead."
+    state = BoardState(example)
+    result, error = solve_on_page(env.registry, task, state)
+    return state, result, error, problem
 
 
 @register_widget(
     "pointer-board",
-    needs={"plotly", "js/pointer-board.js", "css/pointer.css"},
+    needs={"htmx", "js/pointer-board.js", "css/pointer.css"},
     pure=True,
     url_keys=url_keys(),
 )
@@ -94,48 +108,38 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
     example = params.get("values" if task == "sort" else "points")
     example = example or (FIVE_VALUES if task == "sort" else FIVE_POINTS)
     alphas = [v.alpha for v in task_models(env.registry, task).variants if v.available]
-    state, result, note = BoardState(example), None, None
-    try:
-        shared = board_state(task, key, params.get("url_state") or {}, alphas)
-        if shared is not None:
-            shared = shared if shared.inputs is not None else replace(shared, inputs=example)
-            state, result, note = shared_figure(env, task, shared)
-    except (ValueError, WidgetError) as exc:  # the example, and why the address was not drawn
-        state, result = BoardState(example), None
-        note = f"{exc} The board shows its example instead."
-    if result is None:
-        result = run_model(env.registry, task, parse_request(task, example))
-    inputs = state.inputs
-    step = min(state.step, len(result.steps) - 1)
+    url_state = params.get("url_state")
+    state, result, error, note = page_state(env, task, key, example, alphas, url_state)
+    alpha = result.model.alpha if result else (state.alpha or 1.0)
     config = {
         "task": task,
         "key": key,
-        "api": f"/api/pointer/{task}",
-        "example": example,
-        "inputs": inputs,
-        "alphas": alphas,
-        "min_inputs": 2 if task == "sort" else 3,
+        "example": inputs_text(task, example),
+        "min_inputs": MIN_VALUES if task == "sort" else MIN_POINTS,
         "max_inputs": MAX_INPUTS,
         "max_beam_width": MAX_BEAM_WIDTH,
         "max_samples": MAX_SAMPLES,
+        "plotly": PLOTLY_URL,
     }
     return {
         "board_id": f"pointer-board-{key}",
         "task": task,
         "title": TITLES[task],
         "config": config,
-        "inputs": inputs,
+        "inputs_text": inputs_text(task, state.inputs),
         "alphas": [(f"{a:g}", mapping_label(a)) for a in alphas],
-        "state": replace(state, step=step),
-        "url_note": note,
-        "figure": board_figure(inputs, result, step),
-        **result_context(result),
+        "selected_alpha": f"{alpha:g}",
+        "state": state,
+        **live_context(key, task, state.inputs, result, error, state.step, note),
     }
 
 
 @register_widget("pointer-worked-example", needs={"css/pointer.css"})
 def worked_example_context_provider(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     points = params.get("points") or FIVE_POINTS
-    result = run_model(env.registry, "hull", parse_request("hull", points))
+    try:
+        result = solve(env.registry, "hull", PointsRequest(points=points))
+    except ModelUnavailable as exc:
+        raise unavailable("hull", exc) from exc
     assert isinstance(result, HullResponse)
     return worked_example_context(points, result)

@@ -39,7 +39,7 @@ def test_tsp_board_best_of_k_samples(tracked_page: TrackedPage) -> None:
         """(board) => {
             const block = board.querySelector("[data-result-json]");
             return block && JSON.parse(block.textContent).samples === 16
-                && !board.classList.contains("is-busy");
+                && !board.classList.contains("htmx-request");
         }""",
         arg=board.element_handle(),
         timeout=30_000,
