@@ -5,7 +5,9 @@ A request from htmx carries `HX-Request: true` and gets `template` rendered with
 any other client gets `result` as JSON (FastAPI validates it against the route's
 `response_model`). A fragment may also move the page address: `url_state` maps query keys to
 values (None removes a key), applied to the page the request came from (`HX-Current-URL`) and
-sent back as `HX-Replace-Url`, so a shared link reproduces the figure.
+sent back as `HX-Replace-Url`, so a shared link reproduces the figure. A widget's form
+submitted without script (no `HX-Request`) is sent back to its page with that state in the
+address (`back_to_page`), where the server draws the same figure.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel
 
 UrlState = Mapping[str, str | None]
@@ -57,3 +59,10 @@ def respond(
     if url_state is not None and current and (url := page_url(current, url_state)):
         response.headers["HX-Replace-Url"] = url
     return response
+
+
+def back_to_page(request: Request, url_state: UrlState, anchor: str) -> RedirectResponse:
+    """303 to the page the form was on (its `Referer`, else the library) with `url_state` in
+    the address and `anchor` (e.g. "#entmax-playground") after it."""
+    url = page_url(request.headers.get("referer") or "/", url_state) or "/"
+    return RedirectResponse(url + anchor, status_code=303)

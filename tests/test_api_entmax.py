@@ -20,6 +20,7 @@ from app.entmax_figures import SIMPLEX_CORNERS, simplex_point
 from app.entmax_service import family_figures
 from app.main import create_app
 from app.schemas.entmax import MAX_ABS_SCORE, MAX_SCORES
+from app.widget_providers.entmax import EXAMPLES
 from models.sparse_mapping import FAMILY_ALPHAS
 
 URL = "/api/entmax"
@@ -270,11 +271,12 @@ def test_playground_renders_a_real_default(deep_dive: str) -> None:
     assert 'value="1.5" data-entmax-alpha' in deep_dive
     assert "<strong data-entmax-support>4</strong> of 7" in deep_dive
     assert deep_dive.count('class="entmax-bar is-zero"') == 3
-    config = json_block(deep_dive, "data-entmax-config")
-    assert config["endpoint"] == URL and config["alpha"] == 1.5
-    assert [e["key"] for e in config["examples"]][0] == config["default"]
-    for example in config["examples"]:
-        assert len(example["text"].split()) == len(example["scores"])
+    # htmx asks the server for each figure; the examples live on the server (EXAMPLES)
+    assert 'hx-get="/api/entmax/figure" hx-trigger="input changed" aria-valuetext' in deep_dive
+    assert '<option value="attention" selected>' in deep_dive
+    for example in EXAMPLES:
+        assert len(example.text.split()) == len(example.scores)
+    assert json_block(deep_dive, "data-entmax-config") == {"scoreSpan": 4.0}
     assert '<link rel="stylesheet" href="/static/css/entmax.css">' in deep_dive
     assert '<script src="/static/js/entmax-playground.js" defer></script>' in deep_dive
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from app.entmax_figures import SIMPLEX_H, SIMPLEX_W, curve_figure, simplex_figures
 from app.entmax_service import compute_entmax, family_figures
 from app.errors import error_sentence
-from app.schemas.entmax import EntmaxRequest
+from app.schemas.entmax import MAX_LABEL_CHARS, EntmaxRequest
 from app.widgets import WidgetEnv, register_widget
 
 DEFAULT_ALPHA = 1.5
@@ -93,8 +93,7 @@ def state_from_url(url_state: Mapping[str, str]) -> PlaygroundState:
     if not math.isfinite(alpha):
         alpha = DEFAULT_ALPHA
     alpha = min(max(alpha, SLIDER["min"]), SLIDER["max"])
-    shown = next((e for e in EXAMPLES if (e.text, e.scores) == (text, scores)), None)
-    return PlaygroundState(text, scores, alpha, shown)
+    return PlaygroundState(text, scores, alpha, example_matching(text, scores))
 
 
 def _score(part: str) -> float:
@@ -106,48 +105,81 @@ def _score(part: str) -> float:
         ) from None
 
 
-@register_widget(
-    "entmax-playground",
-    needs={"js/entmax-playground.js", "css/entmax.css"},
-    pure=True,
-    url_keys=URL_KEYS.values(),
-)
-def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    """The default example at α = 1.5, or the figure a shared address describes."""
-    default = PlaygroundState(
-        EXAMPLES[0].text, list(EXAMPLES[0].scores), DEFAULT_ALPHA, EXAMPLES[0]
-    )
-    problem = None
-    try:
-        state = state_from_url(params.get("url_state") or {})
-        tokens = state.text.split()
-        request = EntmaxRequest(scores=state.scores, alpha=state.alpha, labels=tokens)
-    except ValidationError as exc:
-        problem = error_sentence(exc.errors()[0], reader=True)
-    except ValueError as exc:
-        problem = str(exc)
-    if problem is not None:  # the default figure, with the sentence that says what was wrong
-        state, tokens = default, default.text.split()
-        request = EntmaxRequest(scores=state.scores, alpha=state.alpha, labels=tokens)
+def example_matching(text: str, scores: list[float]) -> Example | None:
+    return next((e for e in EXAMPLES if (e.text, e.scores) == (text, scores)), None)
+
+
+def score_percent(score: float) -> float:
+    """Where a score sits on its bar, 0-100 (the bar spans ±SCORE_SPAN, centre 0)."""
+    clipped = max(-SCORE_SPAN, min(SCORE_SPAN, score)) if math.isfinite(score) else 0.0
+    return round(50 + clipped / SCORE_SPAN * 50, 2)
+
+
+def playground_view(state: PlaygroundState, problem: str | None = None) -> dict[str, Any]:
+    """What the playground's templates draw for one state: the page's first render and every
+    htmx answer of GET /api/entmax/figure."""
+    tokens = state.text.split()
+    labels = [token[:MAX_LABEL_CHARS] for token in tokens]
+    request = EntmaxRequest(scores=state.scores, alpha=state.alpha, labels=labels)
+    result = compute_entmax(request)
+    threshold = result.score_threshold
+    cut = threshold is not None and abs(threshold) <= SCORE_SPAN
     return {
         "examples": EXAMPLES,
         "example": state.example,
         "text": state.text,
         "tokens": tokens,
         "scores": state.scores,
+        "score_bars": [
+            {
+                "value": f"{score:.12g}",
+                "left": min(50.0, score_percent(score)),
+                "width": round(abs(score_percent(score) - 50), 2),
+                "clipped": abs(score) > SCORE_SPAN,
+                "out": p == 0,
+            }
+            for score, p in zip(state.scores, result.probabilities, strict=True)
+        ],
+        "cut": score_percent(threshold) if cut and threshold is not None else None,
         "alpha": state.alpha,
-        "result": compute_entmax(request),
+        "result": result,
         "labels": tokens,
         "slider": SLIDER,
         "url_problem": problem,
-        "config": {
-            "examples": [asdict(e) for e in EXAMPLES],
-            "default": EXAMPLES[0].key,
-            "alpha": DEFAULT_ALPHA,
-            "scoreSpan": SCORE_SPAN,
-            "endpoint": "/api/entmax",
-        },
+        "config": {"scoreSpan": SCORE_SPAN},
     }
+
+
+def url_state_of(state: PlaygroundState) -> dict[str, str | None]:
+    """The page-address keys that reproduce `state` (what the script used to write)."""
+    return {
+        URL_KEYS["text"]: state.text,
+        URL_KEYS["scores"]: ",".join(f"{score:.12g}" for score in state.scores),
+        URL_KEYS["alpha"]: f"{state.alpha:g}",
+    }
+
+
+@register_widget(
+    "entmax-playground",
+    needs={"htmx", "js/hx-widgets.js", "js/entmax-playground.js", "css/entmax.css"},
+    pure=True,
+    url_keys=URL_KEYS.values(),
+)
+def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
+    """The default example at α = 1.5, or the figure a shared address describes."""
+    problem = None
+    try:
+        state = state_from_url(params.get("url_state") or {})
+        return playground_view(state)
+    except ValidationError as exc:
+        problem = error_sentence(exc.errors()[0], reader=True)
+    except ValueError as exc:
+        problem = str(exc)
+    # the default figure, with the sentence that says what was wrong
+    default = PlaygroundState(
+        EXAMPLES[0].text, list(EXAMPLES[0].scores), DEFAULT_ALPHA, EXAMPLES[0]
+    )
+    return playground_view(default, problem)
 
 
 @register_widget("entmax-family-figures", needs={"css/entmax.css"}, pure=True)

@@ -1,0 +1,57 @@
+// Shared by the htmx widgets: an answer that is not 2xx (422 with a sentence, 503, …) or no
+// answer at all shows why in the widget's [data-hx-error] line and marks the widget stale;
+// the next good answer clears both. A widget is the closest [data-hx-widget] around the
+// element that sent the request. When the widget's [data-hx-figure] still holds a figure,
+// the line's data-stale note follows the sentence, else its data-empty note.
+"use strict";
+
+(() => {
+  // A 4xx is the reader's input (the sentence says what to change), not a fault of the page:
+  // htmx swaps nothing and, unlike for a 5xx, logs no console error.
+  htmx.config.responseHandling = [
+    { code: "204", swap: false },
+    { code: "[23]..", swap: true },
+    { code: "4..", swap: false, error: false },
+    { code: "...", swap: false, error: true },
+  ];
+
+  function parts(event) {
+    const widget = event.detail.elt.closest("[data-hx-widget]");
+    const line = widget?.querySelector("[data-hx-error]");
+    return line ? { widget, line } : null;
+  }
+
+  function show(found, sentence) {
+    const { widget, line } = found;
+    const figure = widget.querySelector("[data-hx-figure]");
+    const note = figure && !figure.children.length ? line.dataset.empty : line.dataset.stale;
+    line.textContent = note ? `${sentence} ${note}` : sentence;
+    line.hidden = false;
+    widget.classList.add("is-stale");
+  }
+
+  function sentenceOf(xhr) {
+    try {
+      return JSON.parse(xhr.responseText).detail || `The server answered ${xhr.status}.`;
+    } catch {
+      return `The server answered ${xhr.status}; try again.`;
+    }
+  }
+
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const found = parts(event);
+    const status = event.detail.xhr?.status ?? 0;
+    if (!found || status === 0) return; // aborted, or not sent (htmx:sendError below)
+    if (status >= 400) {
+      show(found, sentenceOf(event.detail.xhr));
+      return;
+    }
+    found.line.hidden = true;
+    found.line.textContent = "";
+    found.widget.classList.remove("is-stale");
+  });
+  document.addEventListener("htmx:sendError", (event) => {
+    const found = parts(event);
+    if (found) show(found, "The server could not be reached; try again.");
+  });
+})();

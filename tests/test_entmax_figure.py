@@ -1,0 +1,84 @@
+"""GET /api/entmax/figure: the playground form's round trip (htmx), and the same form submitted
+without script, which lands back on the page drawn for it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+
+PAGE = "/papers/sparse-seq2seq"
+FORM = {
+    "entmax-text": "the cat sat",
+    "entmax-score": ["1", "2", "0.5"],
+    "entmax-alpha": "2",
+    "entmax-example": "custom",
+}
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app()) as test_client:
+        yield test_client
+
+
+def htmx(trigger: str) -> dict[str, str]:
+    return {
+        "HX-Request": "true",
+        "HX-Trigger-Name": trigger,
+        "HX-Current-URL": f"http://testserver{PAGE}?other=1",
+    }
+
+
+def test_alpha_answers_the_bars_with_the_statistics_out_of_band(client: TestClient) -> None:
+    answer = client.get("/api/entmax/figure", params=FORM, headers=htmx("entmax-alpha"))
+    assert answer.status_code == 200
+    html = answer.text
+    assert html.lstrip().startswith('<ol class="entmax-bars" id="entmax-bars"')
+    assert re.search(r'id="entmax-stats"[^>]*hx-swap-oob="true"', html)
+    assert 'data-support-size="1"' in html and 'data-alpha="2.0"' in html
+    assert 'id="entmax-scores"' not in html  # the rows stay: a score being typed keeps its caret
+    assert answer.headers["HX-Replace-Url"] == (
+        f"{PAGE}?other=1&entmax-text=the+cat+sat&entmax-scores=1,2,0.5&entmax-alpha=2"
+    )
+
+
+def test_a_new_sentence_brings_its_score_rows(client: TestClient) -> None:
+    form = {**FORM, "entmax-text": "the cat sat down"}
+    html = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-text")).text
+    rows = re.search(r'<ol class="entmax-scores" id="entmax-scores"[^>]*hx-swap-oob="true"', html)
+    assert rows and html.count('name="entmax-score"') == 4
+    assert html.count('<li class="entmax-bar') == 4  # the new word starts at score 0
+
+
+def test_an_example_brings_its_sentence_and_scores(client: TestClient) -> None:
+    form = {**FORM, "entmax-example": "ties"}
+    html = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-example")).text
+    assert re.search(r'id="entmax-text"[^>]*value="north south east west"', html)
+    assert html.count('name="entmax-score" value="1"') == 4
+    assert re.search(r'<option value="ties" selected>', html)
+
+
+def test_a_bad_score_is_a_422_in_the_readers_words(client: TestClient) -> None:
+    form = {**FORM, "entmax-score": ["1", "", "0.5"]}
+    answer = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-score"))
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith("Score 2 must be a number")
+
+
+def test_without_script_the_form_comes_back_as_the_page_drawn_for_it(client: TestClient) -> None:
+    answer = client.get(
+        "/api/entmax/figure",
+        params=FORM,
+        headers={"referer": f"http://testserver{PAGE}"},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303
+    location = answer.headers["location"]
+    assert location.startswith(f"{PAGE}?") and location.endswith("#entmax-playground")
+    page = client.get(location).text
+    assert 'data-support-size="1"' in page and 'value="the cat sat"' in page
