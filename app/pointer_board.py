@@ -249,5 +249,6 @@ def live_context(
         "error": error,
         "url_note": note,
         "result": result,
+        "current_step": figure["step"],  # the details table marks its row
     }
     return context | (result_context(result) if result is not None else {})

@@ -217,12 +217,50 @@ def step_rows(result: PointerResponse, labels: Sequence[str]) -> list[dict[str, 
     ]
 
 
+def heatmap_figure(result: PointerResponse) -> dict[str, Any]:
+    """The plotly figure of every step's distribution (exact zeros as gaps, so a sparse
+    pointer's zeros read as blank, not as small). Colours are the page's CSS custom properties,
+    named here and resolved by the board's script, so dark mode follows."""
+    labels = position_labels(result)
+    rows = len(result.steps)
+    axis = {"type": "category", "tickfont": {"size": 10}, "showgrid": False}
+    heatmap = {
+        "type": "heatmap",
+        "z": [[p if p > 0 else None for p in step.distribution] for step in result.steps],
+        "x": labels,
+        "y": [f"step {i + 1}" for i in range(rows)],
+        "zmin": 0,
+        "zmax": 1,
+        "xgap": 1,
+        "ygap": 1,
+        "colorscale": [[0, "--accent-soft"], [1, "--accent"]],
+        "hovertemplate": "%{y}, position %{x}: p = %{z:.3f}<extra></extra>",
+        "colorbar": {"thickness": 10, "len": 0.9, "tickfont": {"size": 10}},
+    }
+    layout = {
+        "height": min(460, 90 + rows * max(10, min(24, 320 / rows))),
+        "margin": {"l": 56, "r": 10, "t": 28, "b": 40},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"color": "--ink", "size": 11},
+        "title": {
+            "text": "Pointer probability per step (blank = exactly 0)",
+            "font": {"size": 12},
+            "x": 0,
+        },
+        "xaxis": {**axis, "title": {"text": "input position"}},
+        "yaxis": {**axis, "autorange": "reversed"},
+    }
+    return {"data": [heatmap], "layout": layout}
+
+
 def result_context(result: PointerResponse) -> dict[str, Any]:
     """Context of templates/partials/pointer/result.html (the board's updatable part)."""
     labels = position_labels(result)
     return {
         "result": result,
         "data": result.model_dump(mode="json"),
+        "heatmap": heatmap_figure(result),
         "headline": headline(result),
         "summary": summary_rows(result, labels),
         "labels": labels,

@@ -23,8 +23,7 @@
     return plotly;
   }
 
-  const cssColor = (el, name, fallback) =>
-    getComputedStyle(el).getPropertyValue(name).trim() || fallback;
+  const cssColor = (el, name) => getComputedStyle(el).getPropertyValue(name).trim() || "#888";
 
   class Board {
     constructor(root) {
@@ -82,9 +81,6 @@
       this.root.classList.toggle("has-result", steps > 0);
       const block = this.root.querySelector("[data-result-json]");
       this.result = steps > 0 && block ? JSON.parse(block.textContent) : null;
-      for (const row of this.root.querySelectorAll("[data-step-row]")) {
-        row.classList.toggle("is-current", Number(row.dataset.stepRow) === this.step());
-      }
       this.markHover();
       this.drawHeatmap();
     }
@@ -134,17 +130,15 @@
       this.form.addEventListener("htmx:sendError", () =>
         this.showError("The server could not be reached; try again."),
       );
-      const svgEvents = {
-        pointerdown: (event) => this.onPointerDown(event),
-        pointermove: (event) => this.onPointerMove(event),
-        pointerup: (event) => this.onPointerUp(event),
-        pointercancel: () => this.endPress(),
-        contextmenu: (event) => this.onContextMenu(event),
-        keydown: (event) => this.onKey(event),
-        pointerover: (event) => this.indexOf(event.target) !== null && this.setHover(this.indexOf(event.target)),
-        pointerout: (event) => this.indexOf(event.target) !== null && this.setHover(null),
-      };
-      for (const [name, handler] of Object.entries(svgEvents)) this.canvas.addEventListener(name, handler);
+      const on = (name, handler) => this.canvas.addEventListener(name, handler.bind(this));
+      on("pointerdown", this.onPointerDown);
+      on("pointermove", this.onPointerMove);
+      on("pointerup", this.onPointerUp);
+      on("pointercancel", this.endPress);
+      on("contextmenu", this.onContextMenu);
+      on("keydown", this.onKey);
+      on("pointerover", (event) => this.setHover(this.indexOf(event.target)));
+      on("pointerout", () => this.setHover(null));
     }
 
     startPlaying() {
@@ -285,54 +279,37 @@
     // ---- heatmap (plotly, loaded on approach) and hover links ----
 
     drawHeatmap() {
-      const target = this.heatmap;
-      const result = this.result;
+      const block = this.root.querySelector("[data-heatmap-figure]");
       if (!window.Plotly) return;
-      target.hidden = !result;
-      if (!result) return;
-      const labels = result.steps[0].distribution.map((_, j) => (j === result.n ? "END" : String(j + 1)));
-      // exact zeros become gaps, so a sparse pointer's zeros read as blank, not as "small"
-      const z = result.steps.map((s) => s.distribution.map((p) => (p === 0 ? null : p)));
-      const rows = result.steps.length;
-      const trace = {
-        type: "heatmap", z, x: labels, y: result.steps.map((_, i) => `step ${i + 1}`),
-        zmin: 0, zmax: 1, xgap: 1, ygap: 1,
-        colorscale: [[0, cssColor(this.root, "--accent-soft", "#e4ecf6")], [1, cssColor(this.root, "--accent", "#1d4e89")]],
-        hovertemplate: "%{y}, position %{x}: p = %{z:.3f}<extra></extra>",
-        colorbar: { thickness: 10, len: 0.9, tickfont: { size: 10 } },
-      };
-      const layout = {
-        height: Math.min(460, 90 + rows * Math.max(10, Math.min(24, 320 / rows))),
-        margin: { l: 56, r: 10, t: 28, b: 40 },
-        paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-        font: { color: cssColor(this.root, "--ink", "#1d1f23"), size: 11 },
-        title: { text: "Pointer probability per step (blank = exactly 0)", font: { size: 12 }, x: 0 },
-        xaxis: { title: { text: "input position" }, type: "category", tickfont: { size: 10 }, showgrid: false },
-        yaxis: { autorange: "reversed", type: "category", tickfont: { size: 10 }, showgrid: false },
-        shapes: this.shapes(),
-      };
-      Plotly.react(target, [trace], layout, { displayModeBar: false, responsive: true });
-      if (target.dataset.bound) return;
-      target.dataset.bound = "true";
-      target.on("plotly_hover", (event) => {
+      this.heatmap.hidden = !block;
+      if (!block) return;
+      // the server names colours by the page's custom properties: dark mode follows
+      const resolve = (_, v) => (typeof v === "string" && v.startsWith("--") ? cssColor(this.root, v) : v);
+      const figure = JSON.parse(block.textContent, resolve);
+      this.positions = figure.data[0].x.length;
+      figure.layout.shapes = this.shapes();
+      Plotly.react(this.heatmap, figure.data, figure.layout, { displayModeBar: false, responsive: true });
+      if (this.heatmap.dataset.bound) return;
+      this.heatmap.dataset.bound = "true";
+      this.heatmap.on("plotly_hover", (event) => {
         const column = event.points[0].pointNumber[1];
         this.setHover(column < this.result.n ? column : null);
       });
-      target.on("plotly_unhover", () => this.setHover(null));
+      this.heatmap.on("plotly_unhover", () => this.setHover(null));
     }
 
     // the current step's row, and the column of the input pointed at
     shapes() {
-      const positions = this.result.steps[0].distribution.length;
+      const positions = this.positions;
       const rect = { type: "rect", xref: "x", yref: "y" };
       const shapes = [{
         ...rect, x0: -0.5, x1: positions - 0.5, y0: this.step() - 0.5, y1: this.step() + 0.5,
-        line: { color: cssColor(this.root, "--focus", "#d9480f"), width: 2 },
+        line: { color: cssColor(this.root, "--focus"), width: 2 },
       }];
       if (this.hover !== null) {
         shapes.push({
           ...rect, yref: "paper", x0: this.hover - 0.5, x1: this.hover + 0.5, y0: 0, y1: 1,
-          line: { color: cssColor(this.root, "--ink-soft", "#4a4f57"), width: 1.5, dash: "dot" },
+          line: { color: cssColor(this.root, "--ink-soft"), width: 1.5, dash: "dot" },
         });
       }
       return shapes;
