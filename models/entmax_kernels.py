@@ -42,7 +42,9 @@ import math
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 _MAX_ITERS = 200
@@ -56,6 +58,153 @@ numba.config.THREADING_LAYER = "threadsafe"
 
 def kind_of(alpha: float) -> int:
     return SPARSEMAX if alpha == 2 else ENTMAX15 if alpha == 1.5 else GENERAL
+
+
+# ---------------------------------------------------------------------------------------------
+# u^β for general α, written out so that a loop of them vectorises (libm's exp and log do not).
+
+
+@intrinsic
+def _as_bits(typingctx, x):
+    """The IEEE-754 bits of a float64, as an int64."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, b):
+    """The float64 whose IEEE-754 bits are the int64 b."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 in two parts
+_LOG2E = 1.4426950408889634
+_SQRT2 = 1.4142135623730951
+_MANTISSA, _ONE_BITS = 0x000FFFFFFFFFFFFF, 0x3FF0000000000000
+_ROUND = 6755399441055744.0  # 1.5 · 2^52: adding and subtracting it rounds to an integer
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pow(u, beta):
+    r"""$u^\beta = e^{\beta \log u}$ for a normal u > 0, to a few ulp (u^β below e^{-700} is
+    returned as e^{-700}).
+
+    $\log u = e \ln 2 + \log m$ with $u = 2^e m$, $m \in [\sqrt{1/2}, \sqrt 2)$, and
+    $\log m = 2\,\mathrm{atanh}\, s = 2(s + s^3/3 + \dots)$, $s = (m-1)/(m+1)$, $|s| < 0.172$;
+    then $e^x = 2^j e^r$ with $j = \mathrm{round}(x / \ln 2)$, $|r| \le \ln 2 / 2$, and $e^r$ by
+    its Taylor series to $r^{13}/13!$.
+    """
+    bits = _as_bits(u)
+    e = float((bits >> 52) - 1023)
+    m = _from_bits((bits & _MANTISSA) | _ONE_BITS)
+    big = m > _SQRT2
+    m = 0.5 * m if big else m
+    e = e + 1.0 if big else e
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    series = 2.0 + z * (
+        2.0 / 3
+        + z
+        * (
+            2.0 / 5
+            + z
+            * (
+                2.0 / 7
+                + z
+                * (
+                    2.0 / 9
+                    + z
+                    * (
+                        2.0 / 11
+                        + z
+                        * (
+                            2.0 / 13
+                            + z * (2.0 / 15 + z * (2.0 / 17 + z * (2.0 / 19 + z * (2.0 / 21))))
+                        )
+                    )
+                )
+            )
+        )
+    )
+    x = beta * (e * _LN2_HI + (s * series + e * _LN2_LO))
+    x = x if x > -700.0 else -700.0
+    j = (x * _LOG2E + _ROUND) - _ROUND
+    r = (x - j * _LN2_HI) - j * _LN2_LO
+    exp_r = 1.0 + r * (
+        1.0
+        + r
+        * (
+            1.0 / 2
+            + r
+            * (
+                1.0 / 6
+                + r
+                * (
+                    1.0 / 24
+                    + r
+                    * (
+                        1.0 / 120
+                        + r
+                        * (
+                            1.0 / 720
+                            + r
+                            * (
+                                1.0 / 5040
+                                + r
+                                * (
+                                    1.0 / 40320
+                                    + r
+                                    * (
+                                        1.0 / 362880
+                                        + r
+                                        * (
+                                            1.0 / 3628800
+                                            + r
+                                            * (
+                                                1.0 / 39916800
+                                                + r * (1.0 / 479001600 + r / 6227020800)
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
+    )
+    return exp_r * _from_bits((np.int64(j) + 1023) << 52)
+
+
+@njit(cache=True, error_model="numpy")
+def _power_sums(v, k, tau, beta, power):
+    """power[i] = [v_i - τ]₊^β for i < k; returns (Σ u^β, Σ u^(β-1), Σ u^(β-2)) over u > 0."""
+    for i in range(k):
+        x = v[i] - tau
+        p = _pow(x if x > 0 else 1.0, beta)
+        power[i] = p if x > 0 else 0.0
+    return _moments(v, k, tau, power)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc", "nsz", "contract"})
+def _moments(v, k, tau, power):
+    total, slope, curve = 0.0, 0.0, 0.0
+    for i in range(k):
+        x = v[i] - tau
+        inverse = 1.0 / x if x > 0 else 0.0
+        p = power[i]
+        total += p
+        slope += p * inverse
+        curve += p * inverse * inverse
+    return total, slope, curve
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,39 +347,41 @@ def _keep_above(v, index, k, bound):
     return kept
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _general_tau(v, k, alpha, tau, power):
-    """τ by Newton on the β-norm; `power` receives [v - τ]₊^β at (within 8 ulp of) the root."""
+    r"""τ from a lower bound by Halley's method on $F(\tau) = \sum_i [v_i - \tau]_+^\beta = 1$,
+    β = 1/(α-1), kept inside a bracket that every evaluation narrows (a step that leaves it is
+    replaced by bisection); `power` receives $[v - \tau]_+^\beta$ at (within 8 ulp of) the root.
+
+    One evaluation gives $F$, $F' = -\beta \sum u^{\beta-1}$ and
+    $F'' = \beta(\beta-1) \sum u^{\beta-2}$ (each from $u^\beta$ by a division), so a step costs one
+    power per candidate and converges cubically: two or three steps from the tangent bound.
+    """
     beta = 1.0 / (alpha - 1.0)
-    lo, hi = tau, -((1.0 / k) ** (alpha - 1.0))  # for α > 2: bisect where Newton overshoots
+    lo, hi = tau, -((1.0 / k) ** (alpha - 1.0))  # F(lo) ≥ 1 ≥ F(hi)
+    width = -(-k // _BLOCK) * _BLOCK  # whole vectors: a loop's scalar remainder costs more
+    for i in range(k, width):  # (v and power have room for them)
+        v[i] = -np.inf
     for _ in range(_MAX_ITERS):
-        total, slope = 0.0, 0.0
-        for i in range(k):
-            u = v[i] - tau
-            if u > 0:
-                u_pow = math.exp((beta - 1.0) * math.log(u))  # u^(β-1)
-                power[i] = u_pow * u
-                total += power[i]
-                slope += u_pow
-            else:
-                power[i] = 0.0
-        h = total ** (alpha - 1.0)
-        if alpha <= 2.0:  # the β-norm is convex and decreasing: Newton climbs to the root
-            if not slope > 0:  # every u^(β-1) underflowed: τ is as close as float64 can tell
-                break
-            step = (h - 1.0) * total / (h * slope)
-            tau += step
-            if abs(step) <= _TOL:
-                break
-            continue
-        if h >= 1.0:
+        total, slope, curve = _power_sums(v, width, tau, beta, power)
+        if not slope > 0:  # every u^(β-1) underflowed: τ is as close as float64 can tell
+            break
+        g = total - 1.0
+        if g >= 0:
             lo = tau
         else:
             hi = tau
-        if abs(h - 1.0) <= _TOL or hi - lo <= _TOL:
+        d1 = -beta * slope
+        d2 = beta * (beta - 1.0) * curve
+        step = -2.0 * g * d1 / (2.0 * d1 * d1 - g * d2)
+        if beta > 1.0 and abs(step) <= _TOL or abs(g) <= _TOL or hi - lo <= _TOL:
             break
-        step = tau + (h - 1.0) / (total ** (alpha - 2.0) * slope)
-        tau = step if lo < step < hi else 0.5 * (lo + hi)
+        new = tau + step
+        # For α > 2 (β < 1) F has an infinite slope where an entry enters the support, so a
+        # tiny step does not mean a root: there, and outside the bracket, bisect instead.
+        if not lo < new < hi or abs(step) <= _TOL:
+            new = 0.5 * (lo + hi)
+        tau = new
     return tau
 
 
@@ -239,6 +390,8 @@ def _general_tau(v, k, alpha, tau, power):
 
 
 _BLOCK = 8  # entries per block of the first pass
+_TANGENT_ROUNDS = 3
+_ROW_ROUNDS = 4
 _BOUND_STEPS = 2  # enough for a tight bound; more cost more than the blocks they close
 
 
@@ -268,17 +421,6 @@ def _block_maxima(z, maxima):
     return row_max
 
 
-@njit(cache=True)
-def _lower_bound(v, index, k, kind, alpha):
-    """(bound, k): a lower bound on τ from candidates v (k,) that are a subset of the row (see
-    below), and how many candidates remain above it (they are moved to the front)."""
-    if kind == SPARSEMAX:
-        return _sparsemax_tau(v, k, 1.0, -1.0), k
-    if kind == ENTMAX15:
-        return _entmax15_tau(v, k, -1.0), k
-    return (_tangent_bound(v, k, 1.0 / (alpha - 1.0), 3) if alpha < 2.0 else -1.0), k
-
-
 _SHORT = 64  # rows up to this width skip the blocks (see _forward_row)
 
 
@@ -299,55 +441,29 @@ def _gather_short(z, scale, index, v):
 
 
 @njit(cache=True)
-def _gather_blocks(z, kind, alpha, index, v, block_v, block_index):
-    """(row max, bound, n): a lower bound on τ from the block maxima, and the n entries above it."""
+def _gather_whole_blocks(z, kind, alpha, index, v, block_v, block_index):
+    """(row max, bound, n): a lower bound on τ from the block maxima, and in v[:n] (in units of
+    z̃ relative to the maximum) the entries of every block whose maximum lies above it. The open
+    blocks are listed without a branch and copied whole, fixed-length copies that vectorise; the
+    τ steps then run branch-free over them."""
     d = z.shape[0]
     scale = alpha - 1.0
-    blocks = (d + _BLOCK - 1) // _BLOCK
-    row_max = float(_block_maxima(z, block_v[:blocks]))
-    if row_max == -np.inf:
-        return row_max, -1.0, 0
-    k = 0
-    for b in range(blocks):  # block maxima in units of z̃ relative to the maximum, above -1
-        x = scale * (block_v[b] - row_max)
-        block_v[k] = x
-        block_index[k] = b
-        k += x > -1.0
-    bound, k = _lower_bound(block_v, block_index, k, kind, alpha)
-    limit = bound - 1e-9  # slack against rounding in the bound
-    n = 0
-    for i in range(k):  # gather the entries above the bound from the blocks that may hold some
-        if block_v[i] > limit:
-            start = block_index[i] * _BLOCK
-            if start + _BLOCK <= d:  # a whole block: a fixed trip count the compiler unrolls
-                for t in range(_BLOCK):
-                    x = scale * (z[start + t] - row_max)
-                    v[n] = x
-                    index[n] = start + t
-                    n += x > limit
-            else:
-                for t in range(start, d):
-                    x = scale * (z[t] - row_max)
-                    v[n] = x
-                    index[n] = t
-                    n += x > limit
-    return row_max, bound, n
-
-
-@njit(cache=True)
-def _gather_whole_blocks(z, kind, scale, index, v, block_v, block_index):
-    """(row max, bound, n) at α = 2 and 1.5: like `_gather_blocks`, but the blocks above the bound
-    are copied whole into v[:n] (entries floored at -2, as in `_scaled_row`), fixed-length copies
-    without a branch per entry; the τ steps then run branch-free over them."""
-    d = z.shape[0]
+    # α = 2 and 1.5 floor the values at -2 (never in the support); other α keep them as they
+    # are, since the tangent bound's sparsemax problems may reach below -2
+    floor = -np.inf if kind == GENERAL else -2.0
     blocks = (d + _BLOCK - 1) // _BLOCK
     row_max = float(_block_maxima(z, block_v[:blocks]))
     if row_max == -np.inf:
         return row_max, -1.0, 0
     for b in range(blocks):  # block maxima in units of z̃ relative to the maximum
         x = scale * (block_v[b] - row_max)
-        block_v[b] = x if x > -2.0 else -2.0
-    bound = _bound_steps(block_v, blocks, kind, _BOUND_STEPS)
+        block_v[b] = x if x > floor else floor
+    if kind != GENERAL:
+        bound = _bound_steps(block_v, blocks, kind, _BOUND_STEPS)
+    elif alpha < 2.0:
+        bound = _tangent_bound(block_v, blocks, 1.0 / scale, _TANGENT_ROUNDS)
+    else:
+        bound = -1.0
     limit = bound - 1e-9  # slack against rounding in the bound
     opened = 0
     for b in range(blocks):  # the open blocks' numbers, listed without a branch to mispredict
@@ -359,13 +475,13 @@ def _gather_whole_blocks(z, kind, scale, index, v, block_v, block_index):
         if start + _BLOCK <= d:  # a whole block: a fixed trip count the compiler unrolls
             for t in range(_BLOCK):
                 x = scale * (z[start + t] - row_max)
-                v[n + t] = x if x > -2.0 else -2.0
+                v[n + t] = x if x > floor else floor
                 index[n + t] = start + t
             n += _BLOCK
         else:
             for t in range(start, d):
                 x = scale * (z[t] - row_max)
-                v[n] = x if x > -2.0 else -2.0
+                v[n] = x if x > floor else floor
                 index[n] = t
                 n += 1
     return row_max, bound, n
@@ -423,12 +539,10 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     """
     d = z.shape[0]
     scale = alpha - 1.0
-    if kind != GENERAL:
-        row_max, bound, n = _gather_whole_blocks(z, kind, scale, index, v, block_v, block_index)
-    elif d <= _SHORT:
+    if d <= _SHORT:  # general α only
         row_max, bound, n = _gather_short(z, scale, index, v)
     else:
-        row_max, bound, n = _gather_blocks(z, kind, alpha, index, v, block_v, block_index)
+        row_max, bound, n = _gather_whole_blocks(z, kind, alpha, index, v, block_v, block_index)
     if row_max == -np.inf:
         return np.nan, 0
     if kind == SPARSEMAX:
@@ -438,15 +552,14 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
     else:
         out[:] = 0
         if alpha < 2.0:
-            bound = max(bound, _tangent_bound(v, n, 1.0 / scale, 2))
+            bound = max(bound, _tangent_bound(v, n, 1.0 / scale, _ROW_ROUNDS))
             n = _keep_above(v, index, n, bound)
         tau = _general_tau(v, n, alpha, bound, power)
         total = 0.0
         for i in range(n):
             total += power[i]
-        for i in range(n):
-            if power[i] > 0:
-                out[index[i]] = power[i] / total
+        for i in range(n):  # power is 0 off the support: no branch needed
+            out[index[i]] = power[i] / total
         return tau + scale * row_max, n
     _write_output(z, scale, row_max, tau, kind, out)
     return tau + scale * row_max, n
@@ -557,8 +670,8 @@ def _forward_span(z, kind, alpha, out, tau, start, stop, target, loss):
     if kind != GENERAL and d <= _SHORT:
         return _short_span(z, kind, alpha, out, tau, start, stop, target, loss)
     index = np.empty(d, np.int64)
-    v = np.empty(d, np.float64)
-    power = np.empty(d if kind == GENERAL else 0, np.float64)
+    v = np.empty(d + _BLOCK, np.float64)  # room to pad a row's candidates to whole vectors
+    power = np.empty(d + _BLOCK if kind == GENERAL else 0, np.float64)
     block_v = np.empty((d + _BLOCK - 1) // _BLOCK, np.float64)
     block_index = np.empty(block_v.shape[0], np.int64)
     masked = 0
