@@ -455,10 +455,12 @@ def load_splits(cache_dir: Path = DATA_DIR) -> dict[str, list[InflectionExample]
     if not all((cache_dir / f"{name}.jsonl").exists() for name in names):
         splits = build_splits()
         cache_dir.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            with (cache_dir / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
+        for name in names:  # written aside and renamed: two runs may build the cache at once
+            tmp = cache_dir / f"{name}.{os.getpid()}.tmp"
+            with tmp.open("w", encoding="utf-8") as handle:
                 for example in splits[name]:
                     handle.write(json.dumps(asdict(example), ensure_ascii=False) + "\n")
+            tmp.replace(cache_dir / f"{name}.jsonl")
     splits = {}
     for name in names:
         with (cache_dir / f"{name}.jsonl").open(encoding="utf-8") as handle:
