@@ -20,6 +20,7 @@ from models.tasks.inflection import InflectionRecipe
 from models.tasks.translation import TranslationRecipe
 
 LABEL_RELOAD_STEPS = 250
+BIG_TRANSLATION_STEPS = 60_000
 POINTER_OPTIMIZER_NOTE = (
     "Adam instead of the paper's SGD (lr 1.0): it reaches a good model in far fewer steps, "
     "which is what a CPU budget of minutes needs."
@@ -164,6 +165,24 @@ def _inflect_full(alpha: float) -> Recipe:
     )
 
 
+def _translate_big(alpha: float) -> Recipe:
+    """The live widget's translation models: corpus v2 (one-word labels and 256 packages,
+    168,000 training pairs; see models/tasks/translation.py), a 2-layer encoder, twice the
+    width of the v1 models, and SCHEDULE_NOTE."""
+    return TranslationRecipe(
+        f"seq2seq-translate-big-a{alpha:.3g}",
+        alpha,
+        corpus="v2",
+        steps=BIG_TRANSLATION_STEPS,
+        emb_dim=128,
+        hidden=256,
+        encoder_layers=2,
+        dropout=0.2,
+        batch_size=64,
+        validate_every=2000,
+    )
+
+
 RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-hull": _pointer(
         "pointer-hull",
@@ -229,6 +248,10 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),
+    "seq2seq-translate-big-a1": lambda: _translate_big(1.0),
+    "seq2seq-translate-big-a1.33": lambda: _translate_big(4 / 3),
+    "seq2seq-translate-big-a1.5": lambda: _translate_big(1.5),
+    "seq2seq-translate-big-a2": lambda: _translate_big(2.0),
     "seq2seq-inflect-tiny": lambda: InflectionRecipe(
         "seq2seq-inflect-tiny",
         1.5,

@@ -41,7 +41,8 @@ class Config:
     tgt_vocab: int
     emb_dim: int = 64
     hidden: int = 128  # decoder size; each encoder direction has hidden // 2
-    dropout: float = 0.2
+    dropout: float = 0.2  # on embeddings, decoder inputs and outputs, and between encoder layers
+    encoder_layers: int = 1  # stacked bidirectional LSTM layers
     attn_alpha: float = 1.5
     out_alpha: float = 1.5
 
@@ -90,7 +91,14 @@ class Seq2Seq(nn.Module):
         c = config
         self.src_embed = nn.Embedding(c.src_vocab, c.emb_dim, padding_idx=PAD)
         self.tgt_embed = nn.Embedding(c.tgt_vocab, c.emb_dim, padding_idx=PAD)
-        self.encoder = nn.LSTM(c.emb_dim, c.hidden // 2, batch_first=True, bidirectional=True)
+        self.encoder = nn.LSTM(
+            c.emb_dim,
+            c.hidden // 2,
+            num_layers=c.encoder_layers,
+            batch_first=True,
+            bidirectional=True,
+            dropout=c.dropout if c.encoder_layers > 1 else 0.0,
+        )
         self.decoder = nn.LSTMCell(c.emb_dim + c.hidden, c.hidden)
         self.attn_score = nn.Linear(c.hidden, c.hidden, bias=False)  # W_a in h_t^T W_a m_s
         self.attn_combine = nn.Linear(2 * c.hidden, c.hidden, bias=False)
@@ -111,9 +119,10 @@ class Seq2Seq(nn.Module):
         values, _ = nn.utils.rnn.pad_packed_sequence(
             outputs, batch_first=True, total_length=src.shape[1]
         )  # (batch, src_len, hidden)
-        # Both directions' final states, side by side, start the decoder (OpenNMT's brnn).
-        h0 = torch.cat([h[0], h[1]], dim=-1)  # (batch, hidden)
-        c0 = torch.cat([c[0], c[1]], dim=-1)
+        # The top layer's two directions' final states, side by side, start the decoder
+        # (OpenNMT's brnn); h and c are (layers * 2, batch, hidden // 2).
+        h0 = torch.cat([h[-2], h[-1]], dim=-1)  # (batch, hidden)
+        c0 = torch.cat([c[-2], c[-1]], dim=-1)
         memory = Memory(values, self.attn_score(values), src != PAD)
         return memory, DecoderState(h0, c0, torch.zeros_like(h0))
 

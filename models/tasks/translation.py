@@ -1,16 +1,25 @@
 """English -> German sentence pairs from the gettext catalogs that Debian packages ship.
 
 Reproducible by construction: the packages (name and exact version, Debian 12 "bookworm") are
-pinned below, fetched with ``apt-get download`` into data/debs/, unpacked with ``dpkg-deb -x``,
-and every German catalog (``.../de/LC_MESSAGES/*.mo``) is read with the standard library's
-``gettext.GNUTranslations``. msgid is the English source, msgstr the human German translation.
+pinned below, fetched with ``apt-get download`` into data/debs/, and every German catalog
+(``.../de/LC_MESSAGES/*.mo``) is taken out of the package's data archive and read with the
+standard library's ``gettext.GNUTranslations``. msgid is the English source, msgstr the human
+German translation.
 
-Cleaning keeps plain sentences: entries with format placeholders (``%s``, ``%(name)s``, ``{0}``,
-``$VAR``), markup (``<b>``, ``&amp;``) or several lines are dropped; keyboard accelerators
-(``_File``, ``&Open``, ``~Save``) are removed; a trailing colon is removed from both sides;
-sources of 2-25 words are kept. Sources are deduplicated (the most frequent translation wins,
-ties broken alphabetically) and split by a stable hash of the source, so a source never
-appears in two splits. Building needs network access to a Debian mirror; tests use fixtures.
+Cleaning keeps plain sentences and labels: entries with format placeholders (``%s``,
+``%(name)s``, ``{0}``, ``$VAR``), markup (``<b>``, ``&amp;``), several lines or translator
+credits are dropped; keyboard accelerators (``_File``, ``&Open``, ``~Save``) are removed; a
+trailing colon is removed from both sides; sources of up to 25 words are kept. A one-word source
+must read as a label ("Cancel", "OK", "Read-only", "Open…"), not an identifier ("GtkWindow",
+"default:LTR"), and its translation may have at most four words. Sources are deduplicated (the
+most frequent translation wins, ties broken alphabetically) and split by a stable hash of the
+source, so a source never appears in two splits.
+
+Two corpus versions exist (``CORPORA``), each with its own folder under data/ and its own
+tokenizers: ``v1`` (58 packages, sources of 2-25 words) is what the shipped
+``seq2seq-translate-a*`` models and the reference file were built from; ``v2`` adds one-word
+labels and many more packages (KDE, GNOME, Xfce, MATE, LibreOffice, system tools) for the
+``seq2seq-translate-big-*`` recipes. Building needs a Debian mirror; tests use fixtures.
 """
 
 from __future__ import annotations
@@ -20,10 +29,11 @@ import hashlib
 import io
 import re
 import subprocess
+import tarfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import sentencepiece as spm
 
@@ -108,7 +118,229 @@ PINNED_PACKAGES = (
     ("rhythmbox-data", "3.4.6-2"),
 )
 
-MIN_WORDS, MAX_WORDS = 2, 25
+# v2 adds these to the v1 packages: KDE, GNOME, Xfce, MATE and Cinnamon with their
+# applications, office, graphics, audio and mail programs, games and system tools. Each adds at
+# least 30 new sources; catalogs that are mostly place names (kstars-data, kgeography-data,
+# libgweather-4-common) are left out.
+MORE_PACKAGES = (
+    ("aisleriot", "1:3.22.23-1"),
+    ("akregator", "4:22.12.3-1"),
+    ("ark", "4:22.12.3-1+deb12u1"),
+    ("atril-common", "1.26.0-2+deb12u4"),
+    ("audacious-plugins-data", "4.2-1"),
+    ("audacious", "4.2-1"),
+    ("audacity-data", "3.2.4+dfsg-1"),
+    ("baobab", "43.0-1"),
+    ("blueman", "2.3.5-2+b1"),
+    ("bookworm", "1.1.2+git20210715-2"),
+    ("brasero-common", "3.12.3-2"),
+    ("caja-common", "1.26.1-1+deb12u1"),
+    ("cantor", "4:22.12.3-1"),
+    ("catfish", "4.16.4-2"),
+    ("celluloid", "0.20-2+b1"),
+    ("cheese-common", "43.0-1"),
+    ("cherrytree", "0.99.48+dfsg-1"),
+    ("cinnamon-l10n", "5.6.1-2"),
+    ("claws-mail-i18n", "4.1.1-2"),
+    ("darktable", "4.2.1-4"),
+    ("dconf-editor", "43.0-1"),
+    ("deluge-common", "2.0.3-4"),
+    ("devhelp-common", "43.0-3"),
+    ("dia-common", "0.97.3+git20220525-5"),
+    ("digikam-data", "4:7.9.0-1"),
+    ("dolphin", "4:22.12.3-1"),
+    ("easytag", "2.4.3-5+b1"),
+    ("engrampa-common", "1.26.0-1+deb12u2"),
+    ("entangle", "3.0-3"),
+    ("eom-common", "1.26.0-2"),
+    ("epiphany-browser-data", "43.1-1"),
+    ("evolution-common", "3.46.4-2+deb12u1"),
+    ("evolution-data-server-common", "3.46.4-2+deb12u1"),
+    ("file-roller", "43.0-1"),
+    ("filezilla-common", "3.63.0-1+deb12u3"),
+    ("firewalld", "1.3.3-1~deb12u2"),
+    ("flatpak", "1.14.10-1~deb12u2"),
+    ("foliate", "2.6.4-1+dfsg3"),
+    ("fontforge-common", "1:20230101~dfsg-1.1~deb12u1"),
+    ("freeciv-data", "3.0.6-1+deb12u1"),
+    ("gajim", "1.7.3-2"),
+    ("gdm3", "43.0-3"),
+    ("geany-common", "1.38-1"),
+    ("geary", "43.0-1+b1"),
+    ("git", "1:2.39.5-0+deb12u3"),
+    ("gitg", "41-2"),
+    ("gnome-boxes", "43.2-1"),
+    ("gnome-builder", "43.6-3"),
+    ("gnome-calculator", "1:43.0.1-2"),
+    ("gnome-calendar", "43.1-2"),
+    ("gnome-chess", "1:43.1-1"),
+    ("gnome-clocks", "43.0-1"),
+    ("gnome-contacts", "43.1-1"),
+    ("gnome-disk-utility", "43.0-1"),
+    ("gnome-initial-setup", "43.2-6"),
+    ("gnome-keyring", "42.1-1+b2"),
+    ("gnome-logs", "43.0-1"),
+    ("gnome-maps", "43.5-2~deb12u1"),
+    ("gnome-mines", "1:40.1-1"),
+    ("gnome-music", "42.1-1"),
+    ("gnome-nettool", "42.0-1"),
+    ("gnome-nibbles", "1:3.38.2-2+b1"),
+    ("gnome-photos", "43.0-2"),
+    ("gnome-robots", "1:40.0-2"),
+    ("gnome-session-common", "43.0-1+deb12u1"),
+    ("gnome-settings-daemon-common", "43.0-4"),
+    ("gnome-sudoku", "1:43.1-1"),
+    ("gnome-system-monitor", "42.0-2"),
+    ("gnome-text-editor", "43.2-1"),
+    ("gnome-tweaks", "42~beta-4"),
+    ("gnote", "43.1-1"),
+    ("gnucash-common", "1:4.13-1"),
+    ("gnumeric-common", "1.12.55-1"),
+    ("gpa", "0.10.0-5"),
+    ("gphoto2", "2.5.28-2"),
+    ("gramps", "5.1.5-1"),
+    ("grisbi-common", "2.0.5-1"),
+    ("grub-common", "2.06-13+deb12u2"),
+    ("gucharmap", "1:15.0.2-1"),
+    ("gufw", "22.04.0-1"),
+    ("gutenprint-locales", "5.3.4.20220624T01008808d602-1"),
+    ("gwenview", "4:22.12.3-1"),
+    ("handbrake", "1.6.1+ds1-1"),
+    ("hardinfo", "0.5.1+git20180227-2.1+b1"),
+    ("hexchat-common", "2.16.1-1"),
+    ("homebank-data", "5.6.2-1"),
+    ("hugin-data", "2022.0.0+dfsg-2"),
+    ("iagno", "1:3.38.1-2"),
+    ("juk", "4:22.12.3-1"),
+    ("kalzium-data", "4:22.12.3-1"),
+    ("kcachegrind", "4:22.12.3-1"),
+    ("kcalc", "4:22.12.3-1"),
+    ("kdeconnect", "22.12.3-1"),
+    ("kdenlive-data", "22.12.3-2+deb12u2"),
+    ("kdepim-runtime", "4:22.12.3-1"),
+    ("kget", "4:22.12.3-1"),
+    ("kgpg", "4:22.12.3-1"),
+    ("khelpcenter", "4:22.12.3-1"),
+    ("kig", "4:22.12.3-1"),
+    ("kinfocenter", "4:5.27.5-2"),
+    ("kio", "5.103.0-1+deb12u1"),
+    ("kleopatra", "4:22.12.3-1"),
+    ("kmail", "4:22.12.3-1"),
+    ("kmines", "4:22.12.3-1"),
+    ("knavalbattle", "4:22.12.3-1"),
+    ("kolourpaint", "4:22.12.3-1"),
+    ("kompare", "4:22.12.3-1"),
+    ("konqueror", "4:22.12.3-1"),
+    ("konsole", "4:22.12.3-1+deb12u1"),
+    ("kontact", "4:22.12.3-1"),
+    ("korganizer", "4:22.12.3-1"),
+    ("kpat", "4:22.12.3-1"),
+    ("ksudoku", "4:22.12.3-1"),
+    ("ktouch-data", "4:22.12.3-1"),
+    ("kwordquiz", "4:22.12.3-1"),
+    ("libgphoto2-l10n", "2.5.30-1"),
+    ("libgtk-4-common", "4.8.3+ds-2+deb12u1"),
+    ("libgtk2.0-common", "2.24.33-2+deb12u1"),
+    ("libkf5akonadi-data", "4:22.12.3-1"),
+    ("libkf5calendarsupport-data", "4:22.12.3-1"),
+    ("libkf5eventviews-data", "4:22.12.3-1"),
+    ("libkf5incidenceeditor-data", "22.12.3-1"),
+    ("libkf5ksieve-data", "4:22.12.3-1+deb12u1"),
+    ("libkf5mailcommon-data", "4:22.12.3-1"),
+    ("libkf5pimcommon-data", "4:22.12.3-1"),
+    ("libkf5textwidgets-data", "5.103.0-1"),
+    ("libkf5xmlgui-data", "5.103.0-1"),
+    ("libsane-common", "1.2.1-2"),
+    ("libxfce4ui-common", "4.18.2-2"),
+    ("lokalize", "4:22.12.3-1"),
+    ("lollypop", "1.4.37-1"),
+    ("lxpanel-data", "0.10.1-2"),
+    ("lyx-common", "2.3.7-1"),
+    ("marble-data", "4:22.12.3-1"),
+    ("marco-common", "1.26.1-3+deb12u2"),
+    ("mate-control-center-common", "1.26.0-2+deb12u1"),
+    ("mate-desktop-common", "1.26.0-2"),
+    ("mate-panel-common", "1.27.0-1"),
+    ("mate-power-manager-common", "1.26.0-2+deb12u1"),
+    ("mate-settings-daemon-common", "1.26.0-1+deb12u1"),
+    ("mate-terminal-common", "1.26.0-2"),
+    ("meld", "3.22.0-2"),
+    ("menulibre", "2.2.2-2"),
+    ("mousepad", "0.5.10-2"),
+    ("mutter-common", "43.8-0+deb12u1"),
+    ("mypaint-data", "2.0.1-9"),
+    ("network-manager-gnome", "1.30.0-2"),
+    ("okular", "4:22.12.3-1+deb12u1"),
+    ("orca", "43.1-1"),
+    ("packagekit", "1.2.6-5+deb12u1"),
+    ("parole", "4.16.0-3"),
+    ("partitionmanager", "22.12.3-1"),
+    ("pavucontrol", "5.0-2"),
+    ("pcmanfm", "1.3.2-1"),
+    ("picard", "2.8.5-1+b1"),
+    ("pidgin-data", "2.14.12-1"),
+    ("pitivi", "2022.06-1+b1"),
+    ("plasma-desktop-data", "4:5.27.5-2"),
+    ("plasma-discover-common", "5.27.5-2+deb12u1"),
+    ("pluma-common", "1.26.0-1+deb12u1"),
+    ("polari", "43.0-1"),
+    ("pulseaudio", "16.1+dfsg1-2+b1"),
+    ("quadrapassel", "1:40.2-1"),
+    ("rednotebook", "2.29.3+ds-1"),
+    ("remmina-common", "1.4.29+dfsg-1"),
+    ("ristretto", "0.12.4-1"),
+    ("seahorse", "43.0-1"),
+    ("shotwell-common", "0.30.17-1"),
+    ("simple-scan", "42.5-2"),
+    ("skanlite", "22.12.3-1"),
+    ("skrooge-common", "2.29.0-1"),
+    ("sound-juicer", "3.38.0-2.1"),
+    ("soundconverter", "4.0.3-2"),
+    ("step", "4:22.12.3-1"),
+    ("synaptic", "0.91.3"),
+    ("system-config-printer-common", "1.5.18-1"),
+    ("systemd", "252.39-1~deb12u2"),
+    ("tali", "1:40.9-1"),
+    ("thunar-data", "4.18.4-1"),
+    ("udisks2", "2.9.4-4+deb12u2"),
+    ("unattended-upgrades", "2.9.1+nmu3"),
+    ("usermode", "1.114-3+b1"),
+    ("viking", "1.10-2"),
+    ("vinagre", "3.22.0-8.1"),
+    ("wesnoth-1.16-data", "1:1.16.9-1"),
+    ("wxmaxima", "22.12.0-1"),
+    ("xfburn", "0.6.2-1+b1"),
+    ("xfce4-panel", "4.18.2-1"),
+    ("xfce4-power-manager-data", "4.18.1-1"),
+    ("xfce4-session", "4.18.1-1"),
+    ("xfce4-settings", "4.18.2-1"),
+    ("xfce4-terminal", "1.0.4-1"),
+    ("xfdesktop4-data", "4.18.1-1"),
+    ("xfwm4", "4.18.0-1"),
+    ("xournalpp", "1.1.3-1"),
+    ("xsane-common", "0.999-12.1~deb12u1"),
+    ("zenity-common", "3.44.0-1"),
+    ("zim", "0.75.1-1"),
+)
+
+
+@dataclass(frozen=True)
+class CorpusVersion:
+    """One reproducible corpus: the packages it reads, its shortest source and its folder."""
+
+    name: str
+    packages: tuple[tuple[str, str], ...]
+    min_words: int
+    directory: Path
+
+
+CORPORA = {
+    "v1": CorpusVersion("v1", PINNED_PACKAGES, 2, DATA_DIR),
+    "v2": CorpusVersion("v2", PINNED_PACKAGES + MORE_PACKAGES, 1, ROOT / "data" / "translation-v2"),
+}
+
+MIN_WORDS, MAX_WORDS = 2, 25  # v1's source length; v2 keeps one-word labels too
+MAX_LABEL_TARGET_WORDS = 4  # a one-word source's translation
 TEST_PERCENT, DEV_PERCENT = 2, 1
 
 _PLACEHOLDER = re.compile(
@@ -117,6 +349,24 @@ _PLACEHOLDER = re.compile(
 )
 _MARKUP = re.compile(r"<[^<>]*>|&[#\w]+;")
 _ACCELERATOR = re.compile(r"(?<![\w_])[_&~](?=\w)|(?<=\w)[_&~](?=\w)")
+# A one-word source that reads as a label: capitalised, lower-case or all-caps words joined by
+# hyphens or apostrophes, with an optional ellipsis or final mark; not CamelCase identifiers.
+_LABEL_PART = r"(?:[A-Z]+|[A-Za-z][a-z]*)"
+_LABEL = re.compile(rf"{_LABEL_PART}(?:[-'’]{_LABEL_PART})*(?:\.\.\.|…|[.!?])?")
+# msgids whose "translation" is the translators' names: GNOME's translator-credits, KDE's
+# "Your names" and "Your emails" (context NAME/EMAIL OF TRANSLATORS) and older spellings.
+# The label "Translator credits" is a real message and stays.
+_CREDITS = {
+    "translator-credits",
+    "translator_credits",
+    "translator-credits-url",
+    "Your names",
+    "Your emails",
+    "NAME OF TRANSLATORS",
+    "EMAIL OF TRANSLATORS",
+    "ROLES_OF_TRANSLATORS",
+    "CREDIT_FOR_TRANSLATORS",
+}
 
 
 @dataclass(frozen=True)
@@ -130,31 +380,51 @@ def deb_filename_glob(package: str, version: str) -> str:
     return f"{package}_{version}_*.deb"
 
 
-def fetch_debs(deb_dir: Path = DEB_DIR) -> list[Path]:
+def fetch_debs(
+    deb_dir: Path = DEB_DIR, packages: tuple[tuple[str, str], ...] = PINNED_PACKAGES
+) -> list[Path]:
     """Download the pinned packages that are not cached yet; return all their .deb files."""
     deb_dir.mkdir(parents=True, exist_ok=True)
     missing = [
         f"{package}={version}"
-        for package, version in PINNED_PACKAGES
+        for package, version in packages
         if not list(deb_dir.glob(deb_filename_glob(package, version)))
     ]
     if missing:
         subprocess.run(["apt-get", "download", *missing], cwd=deb_dir, check=True)
-    return [next(deb_dir.glob(deb_filename_glob(p, v))) for p, v in PINNED_PACKAGES]
+    return [next(deb_dir.glob(deb_filename_glob(p, v))) for p, v in packages]
+
+
+def is_german_catalog(member: str) -> bool:
+    path = PurePosixPath(member)
+    return (
+        path.suffix == ".mo"
+        and path.parent.name == "LC_MESSAGES"
+        and path.parent.parent.name == "de"
+    )
 
 
 def extract_german_catalogs(deb: Path, into: Path) -> list[Path]:
-    """Unpack one .deb (once) and return its German .mo catalogs, sorted."""
+    """Take one .deb's German .mo catalogs out of its data archive (once); return them, sorted.
+
+    Only regular files are taken: a catalog that is a link would be read twice."""
     target = into / deb.stem
     if not target.exists():
         partial = into / f".{deb.stem}.partial"
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(partial)], check=True)
+        partial.mkdir(parents=True, exist_ok=True)
+        with subprocess.Popen(
+            ["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE
+        ) as tar:
+            with tarfile.open(fileobj=tar.stdout, mode="r|") as archive:
+                for member in archive:
+                    if member.isfile() and is_german_catalog(member.name):
+                        archive.extract(member, partial, filter="data")
+        if tar.returncode:
+            raise subprocess.CalledProcessError(
+                tar.returncode, ["dpkg-deb", "--fsys-tarfile", str(deb)]
+            )
         partial.rename(target)
-    return sorted(
-        p
-        for p in target.rglob("*.mo")
-        if p.parent.name == "LC_MESSAGES" and p.parent.parent.name == "de"
-    )
+    return sorted(p for p in target.rglob("*.mo") if is_german_catalog(p.as_posix()))
 
 
 def read_catalog(path: Path) -> Iterator[tuple[str, str]]:
@@ -171,9 +441,22 @@ def read_catalog(path: Path) -> Iterator[tuple[str, str]]:
         yield key.split("\x04", 1)[-1], value  # drop a msgctxt prefix
 
 
-def clean_pair(source: str, target: str) -> SentencePair | None:
-    """A plain-sentence pair, or None when the entry is not one."""
+def is_translator_credits(msgid: str) -> bool:
+    return msgid.strip() in _CREDITS
+
+
+def is_label(word: str) -> bool:
+    """Whether a one-word source reads as a UI label ("Cancel", "OK", "Open…")."""
+    return _LABEL.fullmatch(word) is not None
+
+
+def clean_pair(source: str, target: str, min_words: int = MIN_WORDS) -> SentencePair | None:
+    """A plain-sentence pair, or None when the entry is not one.
+
+    ``min_words`` is 2 for corpus v1 and 1 for v2; a one-word source must be a label."""
     if any("\n" in text or "\t" in text for text in (source, target)):
+        return None
+    if is_translator_credits(source):
         return None
     if any(_PLACEHOLDER.search(text) or _MARKUP.search(text) for text in (source, target)):
         return None
@@ -183,7 +466,10 @@ def clean_pair(source: str, target: str) -> SentencePair | None:
     source, target = (
         text[:-1].rstrip() if text.endswith(":") else text for text in (source, target)
     )
-    if not (MIN_WORDS <= len(source.split()) <= MAX_WORDS) or not target:
+    words = len(source.split())
+    if not (min_words <= words <= MAX_WORDS) or not target:
+        return None
+    if words == 1 and not (is_label(source) and len(target.split()) <= MAX_LABEL_TARGET_WORDS):
         return None
     if len(target.split()) > 2 * MAX_WORDS:
         return None
@@ -221,8 +507,8 @@ def split_pairs(pairs: list[SentencePair]) -> dict[str, list[SentencePair]]:
     return splits
 
 
-def pairs_from_catalogs(catalogs: Iterable[Path]) -> list[SentencePair]:
-    cleaned = (clean_pair(s, t) for path in catalogs for s, t in read_catalog(path))
+def pairs_from_catalogs(catalogs: Iterable[Path], min_words: int = MIN_WORDS) -> list[SentencePair]:
+    cleaned = (clean_pair(s, t, min_words) for path in catalogs for s, t in read_catalog(path))
     return dedupe_by_source(pair for pair in cleaned if pair is not None)
 
 
@@ -250,15 +536,19 @@ def read_splits(directory: Path = DATA_DIR) -> dict[str, list[SentencePair]]:
 
 
 def build_corpus(
-    deb_dir: Path = DEB_DIR, out_dir: Path = DATA_DIR
+    deb_dir: Path = DEB_DIR, out_dir: Path | None = None, corpus: str = "v1"
 ) -> dict[str, list[SentencePair]]:
-    """Fetch, extract, clean, dedupe and split; cached as TSV files under data/translation/."""
+    """Fetch, extract, clean, dedupe and split one corpus version; cached as TSV files in its
+    folder (data/translation/ for v1)."""
+    version = CORPORA[corpus]
+    out_dir = version.directory if out_dir is None else out_dir
     if all((out_dir / f"{name}.tsv").exists() for name in ("train", "dev", "test")):
         return read_splits(out_dir)
     extracted = deb_dir / "extracted"
     extracted.mkdir(parents=True, exist_ok=True)
-    catalogs = [mo for deb in fetch_debs(deb_dir) for mo in extract_german_catalogs(deb, extracted)]
-    splits = split_pairs(pairs_from_catalogs(catalogs))
+    debs = fetch_debs(deb_dir, version.packages)
+    catalogs = [mo for deb in debs for mo in extract_german_catalogs(deb, extracted)]
+    splits = split_pairs(pairs_from_catalogs(catalogs, version.min_words))
     write_splits(splits, out_dir)
     return splits
 
@@ -270,8 +560,10 @@ MAX_TOKENS = 64  # training pairs longer than this (either side) are skipped
 MAX_SOURCE_WORDS, MAX_SOURCE_CHARS = 30, 200
 
 
-def tokenizer_path(language: str, directory: Path = CHECKPOINT_DIR) -> Path:
-    return directory / f"seq2seq-translate-spm-{language}.model"
+def tokenizer_path(language: str, directory: Path = CHECKPOINT_DIR, corpus: str = "v1") -> Path:
+    """v1's tokenizers keep their first names; a later corpus's carry its version."""
+    version = "" if corpus == "v1" else f"{corpus}-"
+    return directory / f"seq2seq-translate-{version}spm-{language}.model"
 
 
 def train_tokenizer(sentences: list[str], vocab_size: int = VOCAB_SIZE) -> bytes:
@@ -297,18 +589,20 @@ def train_tokenizer(sentences: list[str], vocab_size: int = VOCAB_SIZE) -> bytes
 
 
 def load_tokenizers(
-    directory: Path = CHECKPOINT_DIR,
+    directory: Path = CHECKPOINT_DIR, corpus: str = "v1"
 ) -> tuple[spm.SentencePieceProcessor, spm.SentencePieceProcessor]:
     """(English, German) tokenizers saved beside the checkpoints."""
     return tuple(
-        spm.SentencePieceProcessor(model_file=str(tokenizer_path(language, directory)))
+        spm.SentencePieceProcessor(model_file=str(tokenizer_path(language, directory, corpus)))
         for language in ("en", "de")
     )
 
 
-def ensure_tokenizers(train: list[SentencePair], directory: Path = CHECKPOINT_DIR) -> None:
+def ensure_tokenizers(
+    train: list[SentencePair], directory: Path = CHECKPOINT_DIR, corpus: str = "v1"
+) -> None:
     for language, texts in (("en", [p.source for p in train]), ("de", [p.target for p in train])):
-        path = tokenizer_path(language, directory)
+        path = tokenizer_path(language, directory, corpus)
         if not path.exists():
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(train_tokenizer(texts))
@@ -317,7 +611,8 @@ def ensure_tokenizers(train: list[SentencePair], directory: Path = CHECKPOINT_DI
 
 @dataclass
 class TranslationRecipe(Seq2SeqRecipe):
-    """English -> German subword model per alpha (attention alpha = output alpha)."""
+    """English -> German subword model per alpha (attention alpha = output alpha), trained on
+    one corpus version (``CORPORA``) with that version's tokenizers."""
 
     name: str
     alpha: float
@@ -325,28 +620,36 @@ class TranslationRecipe(Seq2SeqRecipe):
     time_budget_min: float | None = None  # equal step counts for every alpha
     emb_dim: int = 64
     hidden: int = 128
+    encoder_layers: int = 1
+    dropout: float = 0.2
+    batch_size: int = 64
+    lr: float = 2e-3
+    warmup: int = 200
+    validate_every: int = 1000
+    corpus: str = "v1"
     family: str = "seq2seq"
     task: str = "translation"
 
     def __post_init__(self) -> None:
-        self.splits = build_corpus()
-        ensure_tokenizers(self.splits["train"])
-        self.source_sp, self.target_sp = load_tokenizers()
+        self.splits = build_corpus(corpus=self.corpus)
+        ensure_tokenizers(self.splits["train"], corpus=self.corpus)
+        self.source_sp, self.target_sp = load_tokenizers(corpus=self.corpus)
         self.config = Config(
             src_vocab=self.source_sp.get_piece_size(),
             tgt_vocab=self.target_sp.get_piece_size(),
             emb_dim=self.emb_dim,
             hidden=self.hidden,
-            dropout=0.2,
+            dropout=self.dropout,
+            encoder_layers=self.encoder_layers,
             attn_alpha=self.alpha,
             out_alpha=self.alpha,
         )
         self.defaults = TrainDefaults(
             steps=self.steps,
-            batch_size=64,
-            lr=2e-3,
-            validate_every=1000,
-            warmup=200,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            validate_every=self.validate_every,
+            warmup=self.warmup,
             time_budget_min=self.time_budget_min,
         )
         self.optimizer_note = (
@@ -373,17 +676,22 @@ class TranslationRecipe(Seq2SeqRecipe):
         return {"dev_bleu_greedy": round(bleu.score, 2)}
 
     def data_description(self) -> dict:
+        version = CORPORA[self.corpus]
+        labels = "; a one-word source must be a label" if version.min_words == 1 else ""
         return {
+            "corpus": self.corpus,
             "source": "English msgid -> German msgstr from the de gettext catalogs of pinned "
-            "Debian 12 packages (apt-get download, dpkg-deb -x, gettext.GNUTranslations)",
-            "packages": [f"{p}={v}" for p, v in PINNED_PACKAGES],
-            "filters": f"plain sentences, {MIN_WORDS}-{MAX_WORDS} source words, deduped by source",
+            "Debian 12 packages (apt-get download, dpkg-deb --fsys-tarfile, "
+            "gettext.GNUTranslations)",
+            "packages": [f"{p}={v}" for p, v in version.packages],
+            "filters": f"plain sentences, {version.min_words}-{MAX_WORDS} source words{labels}, "
+            "no translator credits, deduped by source",
             "split": f"by sha256 of the source: {TEST_PERCENT}% test, {DEV_PERCENT}% dev, "
             "the rest train",
             "counts": {name: len(pairs) for name, pairs in self.splits.items()},
             "corpus_sha256": corpus_sha256(self.splits),
             "training_pairs": len(self._pairs),
-            "tokenizers": [tokenizer_path(lang).name for lang in ("en", "de")],
+            "tokenizers": [tokenizer_path(lang, corpus=self.corpus).name for lang in ("en", "de")],
             "vocab_size": {"en": self.config.src_vocab, "de": self.config.tgt_vocab},
         }
 
@@ -425,8 +733,10 @@ class Translator:
 
     @classmethod
     def load(cls, name: str, directory: Path = CHECKPOINT_DIR) -> Translator:
-        model, _ = load_model(name, directory)
-        return cls(model, *load_tokenizers(directory), name)
+        """The checkpoint with the tokenizers its manifest entry names (its corpus's)."""
+        model, entry = load_model(name, directory)
+        corpus = entry.get("data", {}).get("corpus", "v1")
+        return cls(model, *load_tokenizers(directory, corpus), name)
 
     def translate(
         self,

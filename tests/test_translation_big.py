@@ -1,0 +1,163 @@
+"""The bigger translation models: a stacked encoder in models.seq2seq, the
+seq2seq-translate-big-* recipes on corpus v2, and loading a checkpoint with its corpus's
+tokenizers. The corpus and tokenizers are small fixtures, so nothing here needs a mirror."""
+
+from pathlib import Path
+
+import pytest
+import sentencepiece as spm
+import torch
+
+from models.checkpoints import save_checkpoint
+from models.recipes import RECIPES, get_recipe
+from models.seq2seq import Config, Seq2Seq, pad_batch
+from models.tasks import translation
+from models.tasks.translation import SentencePair, Translator, train_tokenizer
+
+WORDS = "open close save the file window document new old read write copy".split()
+
+
+def _sentences() -> list[str]:
+    return [" ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 6)) for i in range(300)]
+
+
+def _batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    src, lengths = pad_batch([[5, 6, 7, 8], [9, 10], [11, 12, 13]])
+    tgt, _ = pad_batch([[5, 6, 2], [7, 2], [8, 9, 10, 2]])
+    return src, lengths, tgt
+
+
+def test_a_two_layer_encoder_starts_the_decoder_from_its_top_layer() -> None:
+    torch.manual_seed(0)
+    model = Seq2Seq(Config(20, 20, emb_dim=8, hidden=16, encoder_layers=2)).eval()
+    assert model.encoder.num_layers == 2
+    assert model.encoder.dropout == pytest.approx(0.2)  # between the layers
+    src, lengths, _ = _batch()
+    _, state = model.encode(src, lengths)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        model.src_embed(src), lengths, batch_first=True, enforce_sorted=False
+    )
+    _, (h, c) = model.encoder(packed)  # (layers * directions, batch, hidden // 2)
+    assert torch.equal(state.h, torch.cat([h[2], h[3]], dim=-1))
+    assert torch.equal(state.c, torch.cat([c[2], c[3]], dim=-1))
+    assert not torch.equal(state.h, torch.cat([h[0], h[1]], dim=-1))
+
+
+def test_one_layer_models_keep_their_weights_and_configs() -> None:
+    """Checkpoints saved before encoder_layers existed have no such key and one layer."""
+    config = {"src_vocab": 20, "tgt_vocab": 20, "emb_dim": 8, "hidden": 16}
+    model = Seq2Seq.from_config(config)
+    assert model.encoder.num_layers == 1 and model.encoder.dropout == 0
+    keys = {k for k in model.state_dict() if k.startswith("encoder.")}
+    assert keys == {
+        f"encoder.{kind}_l0{suffix}"
+        for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        for suffix in ("", "_reverse")
+    }
+    two = Seq2Seq(Config(20, 20, emb_dim=8, hidden=16, encoder_layers=2))
+    assert set(two.state_dict()) - set(model.state_dict()) == {
+        k.replace("_l0", "_l1") for k in keys
+    }
+
+
+def test_a_two_layer_model_learns_a_batch() -> None:
+    torch.manual_seed(0)
+    model = Seq2Seq(Config(20, 20, emb_dim=8, hidden=16, encoder_layers=2, dropout=0.0))
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)
+    batch = _batch()
+    first = model(*batch).item()
+    for _ in range(25):
+        optimizer.zero_grad()
+        model(*batch).backward()
+        optimizer.step()
+    assert model(*batch).item() < 0.5 * first
+
+
+@pytest.fixture
+def v2_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A tiny corpus and tokenizers standing in for v2's, in a temporary checkpoint folder."""
+    for corpus in ("v2",):
+        for language in ("en", "de"):
+            translation.tokenizer_path(language, tmp_path, corpus).write_bytes(
+                train_tokenizer(_sentences(), 30)
+            )
+    pairs = [SentencePair(s, s.upper()) for s in _sentences()]
+    splits = {"train": pairs[:250], "dev": pairs[250:270], "test": pairs[270:]}
+    calls = []
+
+    def fake_build_corpus(corpus: str = "v1", **_: object) -> dict:
+        calls.append(corpus)
+        return splits
+
+    monkeypatch.setattr(translation, "build_corpus", fake_build_corpus)
+    monkeypatch.setattr(translation, "CHECKPOINT_DIR", tmp_path)
+    monkeypatch.setattr(
+        translation,
+        "load_tokenizers",
+        lambda directory=tmp_path, corpus="v1": tuple(
+            spm.SentencePieceProcessor(
+                model_file=str(translation.tokenizer_path(lang, tmp_path, corpus))
+            )
+            for lang in ("en", "de")
+        ),
+    )
+    monkeypatch.setattr(translation, "ensure_tokenizers", lambda *a, **k: None)
+    return {"dir": tmp_path, "calls": calls}
+
+
+@pytest.mark.parametrize("alpha", ["1", "1.33", "1.5", "2"])
+def test_big_recipes_train_a_two_layer_model_on_corpus_v2(v2_fixture: dict, alpha: str) -> None:
+    name = f"seq2seq-translate-big-a{alpha}"
+    assert name in RECIPES
+    recipe = get_recipe(name)
+    assert v2_fixture["calls"] == ["v2"]
+    assert recipe.name == name and recipe.config.attn_alpha == pytest.approx(float(alpha), 0.01)
+    assert (recipe.config.encoder_layers, recipe.config.hidden) == (2, 256)
+    data = recipe.data_description()
+    assert data["corpus"] == "v2"
+    assert data["tokenizers"] == [
+        "seq2seq-translate-v2-spm-en.model",
+        "seq2seq-translate-v2-spm-de.model",
+    ]
+    assert len(data["packages"]) == len(translation.CORPORA["v2"].packages)
+    assert "one-word source must be a label" in data["filters"]
+    model = recipe.build_model()
+    batch = next(recipe.batches(8, 0, 0, 0))
+    assert torch.isfinite(recipe.loss(model, batch))
+
+
+def test_the_shipped_recipes_stay_on_corpus_v1(v2_fixture: dict) -> None:
+    for language in ("en", "de"):  # v1's tokenizers under their first names
+        translation.tokenizer_path(language, v2_fixture["dir"]).write_bytes(
+            train_tokenizer(_sentences(), 30)
+        )
+    recipe = get_recipe("seq2seq-translate-a1.5")
+    assert v2_fixture["calls"] == ["v1"]
+    assert (recipe.config.encoder_layers, recipe.config.hidden, recipe.config.emb_dim) == (
+        1,
+        128,
+        64,
+    )
+    assert recipe.defaults.batch_size == 64 and recipe.defaults.steps == 7000
+    assert recipe.data_description()["tokenizers"] == [
+        "seq2seq-translate-spm-en.model",
+        "seq2seq-translate-spm-de.model",
+    ]
+
+
+def test_a_checkpoint_loads_with_its_corpus_tokenizers(tmp_path: Path) -> None:
+    for language in ("en", "de"):  # only v2's tokenizers exist in this folder
+        translation.tokenizer_path(language, tmp_path, "v2").write_bytes(
+            train_tokenizer(_sentences(), 30)
+        )
+    torch.manual_seed(0)
+    config = Config(30, 30, emb_dim=8, hidden=16, encoder_layers=2)
+    entry = {"family": "seq2seq", "task": "translation", "config": config.__dict__}
+    save_checkpoint(Seq2Seq(config), "demo-v2", {**entry, "data": {"corpus": "v2"}}, tmp_path)
+    translator = Translator.load("demo-v2", tmp_path)
+    assert translator.model.encoder.num_layers == 2
+    assert translator.translate("open the file", beam_width=2).hypotheses
+    save_checkpoint(Seq2Seq(config), "demo-v1", {**entry, "data": {}}, tmp_path)
+    # an entry without a corpus is v1's, whose tokenizers this folder lacks
+    with pytest.raises(RuntimeError, match="seq2seq-translate-spm-en.model"):
+        Translator.load("demo-v1", tmp_path)
