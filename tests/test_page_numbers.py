@@ -120,3 +120,17 @@ def test_sparse_page_speed_claims_agree_with_its_table() -> None:
     rows = [line.split("|")[1:-1] for line in speed.splitlines() if re.match(r"\| \d", line)]
     ratios = {r[0].strip(): [float(c.strip().rstrip("×")) for c in r[1:]] for r in rows}
     assert ratios["64 × 32,000"][0] <= 1.5 and ratios["64 × 32,000"][2] <= 2
+
+
+def test_a_support_is_never_shown_larger_than_what_it_is_part_of() -> None:
+    """"13.65 of 13.6" read as a support larger than the sentence: both sides get the same
+    decimals, and the part is at most the whole."""
+    table = json.loads((ROOT / "content/results/seq2seq.json").read_text())["tables"]["sparsity"]
+    pattern = re.compile(r"[\d,.]+ of [\d,.]+")
+    cells = [cell for row in table["rows"] for cell in row if pattern.fullmatch(cell)]
+    assert len(cells) >= len(table["rows"])
+    for cell in cells:
+        part, whole = (float(side.replace(",", "")) for side in cell.split(" of "))
+        assert part <= whole, cell
+        decimals = [len(side.partition(".")[2]) for side in cell.split(" of ")]
+        assert decimals[0] == decimals[1] or whole == int(whole), cell
