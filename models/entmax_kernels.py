@@ -391,7 +391,6 @@ def _general_tau(v, k, alpha, tau, power):
 
 _BLOCK = 8  # entries per block of the first pass
 _TANGENT_ROUNDS = 3
-_ROW_ROUNDS = 4
 _BOUND_STEPS = 2  # enough for a tight bound; more cost more than the blocks they close
 
 
@@ -551,9 +550,8 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
         tau = _entmax15_tau(v, n, bound)
     else:
         out[:] = 0
-        if alpha < 2.0:
-            bound = max(bound, _tangent_bound(v, n, 1.0 / scale, _ROW_ROUNDS))
-            n = _keep_above(v, index, n, bound)
+        # (a second tangent bound on these candidates costs more than the Halley steps it saves)
+        n = _keep_above(v, index, n, bound)
         tau = _general_tau(v, n, alpha, bound, power)
         total = 0.0
         for i in range(n):

@@ -42,9 +42,9 @@ class Config:
     emb_dim: int = 64
     hidden: int = 128  # decoder size; each encoder direction has hidden // 2
     dropout: float = 0.2  # on embeddings, decoder inputs and outputs, and between encoder layers
-    encoder_layers: int = 1  # stacked bidirectional LSTM layers
     attn_alpha: float = 1.5
     out_alpha: float = 1.5
+    encoder_layers: int = 1  # stacked bidirectional LSTM layers
 
 
 def alpha_map(scores: torch.Tensor, alpha: float, dim: int = -1) -> torch.Tensor:
