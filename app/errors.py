@@ -135,6 +135,10 @@ def _sentence(kind: str, ctx: dict[str, Any], error: dict[str, Any], field: str,
     if kind == "too_long":
         count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
         return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
+    if kind == "string_too_long":
+        return f"{field} must have at most {ctx.get('max_length')} characters; it has {len(value)}."
+    if kind == "string_too_short":
+        return f"{field} must have at least {ctx.get('min_length')} characters."
     if kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
         return f"{field} must be a number; got {value!r}."
     if kind == "finite_number":

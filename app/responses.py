@@ -40,7 +40,7 @@ def page_url(current: str, url_state: UrlState) -> str | None:
             query.pop(key, None)
         else:
             query[key] = value
-    encoded = urlencode(query)
+    encoded = urlencode(query, safe=",;")  # lists stay readable in the address bar
     return parts.path + (f"?{encoded}" if encoded else "")
 
 

@@ -465,9 +465,8 @@ def test_three_boards_have_their_own_ids_and_share_one_script(deep_dive: str) ->
 
 def test_boards_are_drawn_by_the_server(deep_dive: str) -> None:
     """Before any script runs, each board shows the default input and its decoding."""
-    boards = [
-        b.split("</figure>")[0] for b in deep_dive.split('data-pointer-board data-task="')[1:]
-    ]
+    marker = 'data-pointer-board data-hx-widget data-task="'
+    boards = [b.split("</figure>")[0] for b in deep_dive.split(marker)[1:]]
     assert [board.split('"')[0] for board in boards] == ["hull", "tsp", "sort"]
     for board in boards:
         assert board.count('class="pb-point') == 5

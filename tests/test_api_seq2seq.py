@@ -632,7 +632,8 @@ def test_the_page_renders_both_widgets_with_a_first_figure(api: TestClient) -> N
     for widget, endpoint in (("seq2seq-inflect", "inflect"), ("seq2seq-translate", "translate")):
         start = html.index(f'id="{widget}"')
         block = html[start : html.index("</figure>", start)]
-        assert f'data-endpoint="/api/seq2seq/{endpoint}"' in block
+        assert f'hx-get="/api/seq2seq/{endpoint}/figure"' in block
+        assert f'action="/api/seq2seq/{endpoint}/figure"' in block  # the form works without JS
         assert "data-s2s-result" in block and "s2s-heatmap-svg" in block
         assert "inference-time α" in block and "Compare α = 1, 1.5, 2" in block
     assert 'value="go"' in html  # the default inflection example
@@ -648,7 +649,8 @@ def test_each_example_button_carries_its_answers_verdict(api: TestClient) -> Non
     for widget, path, examples in widgets:
         start = html.index(f'id="{widget}"')
         block = html[start : html.index("</figure>", start)]
-        buttons = block[block.index('class="s2s-examples"') :].split("</button>")[:-1]
+        group = block[block.index('class="s2s-examples"') :].split("</button>")[:-1]
+        buttons = [button for button in group if 'class="s2s-example"' in button]
         assert len(buttons) == len(examples)
         for button, example in zip(buttons, examples, strict=True):
             body = example.model_dump(include={"lemma", "language", "features", "text"})

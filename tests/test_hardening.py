@@ -89,7 +89,7 @@ def test_a_bad_checkpoint_disables_its_model_only(
     assert ("missing" if fault == "missing" else "does not match its manifest") in reason
     for answer in answers:
         assert answer.status_code == 503
-        assert answer.json()["detail"].startswith("The sort model is unavailable")
+        assert answer.json()["detail"].startswith("The model “pointer-sort” is unavailable")
     # One clear line at start-up; readers' requests neither repeat it nor re-hash the file.
     lines = disabled_lines(caplog, "pointer-sort")
     assert len(lines) == 1, lines

@@ -123,7 +123,7 @@ def test_sparse_page_speed_claims_agree_with_its_table() -> None:
 
 
 def test_a_support_is_never_shown_larger_than_what_it_is_part_of() -> None:
-    """"13.65 of 13.6" read as a support larger than the sentence: both sides get the same
+    """ "13.65 of 13.6" read as a support larger than the sentence: both sides get the same
     decimals, and the part is at most the whole."""
     table = json.loads((ROOT / "content/results/seq2seq.json").read_text())["tables"]["sparsity"]
     pattern = re.compile(r"[\d,.]+ of [\d,.]+")

@@ -36,6 +36,12 @@ def client() -> TestClient:
         ),
         ("/api/entmax", {"scores": [1.0, "x"], "alpha": 1.5}, "`scores[1]`", "Score 2 must be a"),
         ("/api/pointer/sort", {"values": [0.1]}, "`values`", "The list of values needs at least"),
+        (
+            "/api/entmax",
+            {"scores": [1.0, 2.0], "labels": ["x" * 70, "y"], "alpha": 1.5},
+            "`labels[0]`",
+            "Word 1 must have at most 64 characters; it has 70.",
+        ),
     ],
 )
 def test_widgets_get_errors_in_the_readers_terms(
@@ -112,9 +118,10 @@ def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
     )
     assert "score that is not a number: “x”" in figure
     assert 'value="the cat sat on the mat ." maxlength' in figure  # the default figure
-    long_label = "x" * 70
-    figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={long_label}").text)
-    assert "Word 1" in figure and "`" not in figure.split("data-entmax-error")[1][:200]
+    # a word too long for a label is drawn (its label cut to what the API takes), not refused
+    figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={'x' * 70}").text)
+    assert "data-entmax-error data-hx-error hidden>" in figure
+    assert f'<span class="token" title="{"x" * 70}">' in figure
 
 
 def test_try_this_links_carry_the_figure_state() -> None:

@@ -42,7 +42,12 @@ def library_page(request: Request, tag: str | None = None) -> HTMLResponse:
     return request.app.state.templates.TemplateResponse(
         request,
         "index.html",
-        {"papers": papers, "tags": library.tags(), "active_tag": tag or None},
+        {
+            "papers": papers,
+            "tags": library.tags(),
+            "active_tag": tag or None,
+            "assets": page_assets({"htmx"}),  # the tag links are boosted
+        },
     )
 
 

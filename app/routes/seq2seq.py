@@ -1,31 +1,44 @@
 """The sparse seq2seq API: inflect a word, translate a sentence, list the options.
 
-A request with the `HX-Request` header gets the HTML fragment the widget swaps in (rendered
-from the same response object); any other request gets JSON.
+A request with the `HX-Request` header gets the HTML fragment (rendered from the same response
+object); any other request gets JSON. GET /api/seq2seq/{inflect,translate}/figure is the
+widgets' form round trip: htmx gets the figure (one result or the compared α values) with the
+α readout and, for an example or a new language, the inputs out of band; a form submitted
+without script is sent back to its page, drawn for it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, ValidationError
 
 from app import seq2seq_service as service
-from app.compute import Budget, compute_budget, text_cost
-from app.responses import respond
+from app.compute import Budget, compute_budget, priced_budget, text_cost
+from app.morphology_labels import feature_labels, language_name
+from app.responses import back_to_page, respond, wants_fragment
+from app.schemas.numbers import MAX_BEAM_WIDTH
 from app.schemas.seq2seq import (
     InflectRequest,
     InflectResponse,
     OptionsResponse,
+    Task,
     TranslateRequest,
     TranslateResponse,
 )
 from app.services import Registry
+from app.widget_providers.seq2seq import (
+    URL_PREFIX,
+    WIDGET_ID,
+    figure_view,
+    form_state,
+    nearest_cell,
+)
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
-
 
 
 def request_cost(payload: InflectRequest | TranslateRequest) -> int:
@@ -85,3 +98,67 @@ def translate(
 def options(registry: Registry) -> OptionsResponse:
     """Languages, feature cells per language, trained α values and the examples."""
     return service.options(registry)
+
+
+async def figure_price(request: Request) -> int:
+    """A figure's tokens: as for the POST routes, times the compared α values."""
+    query = request.query_params
+    text = query.get("text") or query.get("lemma") or ""
+    try:
+        beam = min(max(int(query.get("beam_width") or 5), 1), MAX_BEAM_WIDTH)
+    except ValueError:
+        beam = 1
+    columns = len(service.COMPARE_ALPHAS) if query.get("compare") == "on" else 1
+    return text_cost(len(text), beam) * columns
+
+
+FigureBudget = Annotated[Budget, Depends(priced_budget(figure_price))]
+
+
+def figure(request: Request, task: Task, registry: Registry, budget: Budget) -> Response:
+    form = dict(request.query_params)
+    new_language = request.headers.get("HX-Trigger-Name") == "language"
+    if task == "inflection" and new_language and "language" in form:
+        cells = service.options(registry).inflection.features.get(form["language"], [])
+        form["features"] = nearest_cell(form.get("features", ""), cells)
+    state, alphas = form_state(registry, task, form)
+    if not wants_fragment(request):
+        return back_to_page(request, state.url_state(), f"#{WIDGET_ID[task]}")
+    try:
+        drawn = figure_view(registry, state, alphas, budget.check)
+    except ValidationError as exc:  # worded for the reader by app.errors
+        raise RequestValidationError(exc.errors()) from exc
+    context: dict[str, Any] = {
+        "widget_id": WIDGET_ID[task],
+        "endpoint": f"/api/seq2seq/{URL_PREFIX[task]}/figure",
+        "state": state,
+        "figure": drawn,
+        "readout": state.readout(),
+        "inputs": "example" in request.query_params
+        or request.headers.get("HX-Trigger-Name") == "language",
+        "beam_max": MAX_BEAM_WIDTH,
+    }
+    if context["inputs"] and task == "inflection":
+        options = service.options(registry).inflection
+        context |= {
+            "options": options,
+            "language_names": {code: language_name(code) for code in options.languages},
+            "feature_labels": feature_labels(options.features),
+        }
+    elif context["inputs"]:
+        context["options"] = service.options(registry).translation
+    views = [drawn["single"]] if drawn["single"] else [c["view"] for c in drawn["columns"]]
+    body = next(view["result"] for view in views if view is not None)
+    return respond(request, body, "partials/seq2seq/figure-answer.html", context, state.url_state())
+
+
+@router.get("/inflect/figure", include_in_schema=False)
+def inflect_figure(request: Request, registry: Registry, budget: FigureBudget) -> Response:
+    """The inflection widget's figure for its form's fields."""
+    return figure(request, "inflection", registry, budget)
+
+
+@router.get("/translate/figure", include_in_schema=False)
+def translate_figure(request: Request, registry: Registry, budget: FigureBudget) -> Response:
+    """The translation widget's figure for its form's fields."""
+    return figure(request, "translation", registry, budget)

@@ -93,7 +93,7 @@ def page_state(
 
 @register_widget(
     "pointer-board",
-    needs={"htmx", "js/pointer-board.js", "css/pointer.css"},
+    needs={"htmx", "js/hx-widgets.js", "js/pointer-board.js", "css/pointer.css"},
     pure=True,
     url_keys=url_keys(),
 )

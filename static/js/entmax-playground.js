@@ -16,8 +16,8 @@ function initEntmaxPlayground(root) {
   function drawScore(row, value) {
     const fill = row.querySelector(".score-fill");
     const end = Number.isFinite(value) ? percent(value) : 50;
-    fill.style.left = `${Math.min(50, end)}%`;
-    fill.style.width = `${Math.abs(end - 50)}%`;
+    fill.setAttribute("x", Math.min(50, end));
+    fill.setAttribute("width", Math.abs(end - 50));
     row.classList.toggle("is-clipped", Math.abs(value) > span);
   }
 
@@ -30,8 +30,8 @@ function initEntmaxPlayground(root) {
     const inRange = Number.isFinite(threshold) && Math.abs(threshold) <= span;
     rows().forEach((row, i) => {
       const cut = row.querySelector(".score-cut");
-      cut.hidden = !inRange;
-      if (inRange) cut.style.left = `${percent(threshold)}%`;
+      cut.toggleAttribute("hidden", !inRange); // an SVG element has no .hidden
+      if (inRange) for (const end of ["x1", "x2"]) cut.setAttribute(end, percent(threshold));
       row.classList.toggle("is-out", bars.length > i && bars[i].classList.contains("is-zero"));
     });
     alphaInput.setAttribute(

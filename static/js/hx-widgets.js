@@ -1,6 +1,7 @@
 // Shared by the htmx widgets: an answer that is not 2xx (422 with a sentence, 503, …) or no
 // answer at all shows why in the widget's [data-hx-error] line and marks the widget stale;
-// the next good answer clears both. A widget is the closest [data-hx-widget] around the
+// the next good answer clears both (a line marked data-hx-error="server" is redrawn by every
+// answer, and left as the answer drew it). A widget is the closest [data-hx-widget] around the
 // element that sent the request. When the widget's [data-hx-figure] still holds a figure,
 // the line's data-stale note follows the sentence, else its data-empty note.
 "use strict";
@@ -46,9 +47,10 @@
       show(found, sentenceOf(event.detail.xhr));
       return;
     }
+    found.widget.classList.remove("is-stale");
+    if (found.line.dataset.hxError === "server") return; // each answer draws this line itself
     found.line.hidden = true;
     found.line.textContent = "";
-    found.widget.classList.remove("is-stale");
   });
   document.addEventListener("htmx:sendError", (event) => {
     const found = parts(event);

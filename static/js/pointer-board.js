@@ -89,12 +89,6 @@
       return Number(this.slider.value) - 1;
     }
 
-    showError(message) {
-      const error = this.root.querySelector("[data-error]");
-      error.textContent = message;
-      error.hidden = false;
-    }
-
     // ---- controls ----
 
     bind() {
@@ -120,16 +114,7 @@
       });
       this.play.addEventListener("click", () => (this.timer ? this.stopPlaying() : this.startPlaying()));
       this.canvas.addEventListener("htmx:afterSwap", () => this.answered());
-      this.form.addEventListener("htmx:responseError", (event) => {
-        let detail = null;
-        try {
-          detail = JSON.parse(event.detail.xhr.responseText).detail;
-        } catch {}
-        this.showError(detail || `The server answered ${event.detail.xhr.status}.`);
-      });
-      this.form.addEventListener("htmx:sendError", () =>
-        this.showError("The server could not be reached; try again."),
-      );
+      // a refused answer's sentence goes to the error line: static/js/hx-widgets.js
       const on = (name, handler) => this.canvas.addEventListener(name, handler.bind(this));
       on("pointerdown", this.onPointerDown);
       on("pointermove", this.onPointerMove);

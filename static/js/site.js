@@ -112,41 +112,14 @@ function enableCopyButtons() {
   }
 }
 
-// Filter the library by tag in place; the links still work as plain ?tag= URLs.
-function enableTagFilter() {
-  const list = document.querySelector("[data-paper-list]");
-  if (!list) return;
-  const empty = document.querySelector("[data-empty-state]");
-  const filterLinks = document.querySelectorAll(".tag-filter a[data-tag]");
-  // A page loaded with ?tag= holds only that tag's cards, so other tags need a real load.
-  const holdsEveryCard = !new URLSearchParams(location.search).get("tag");
-
-  function apply(tag) {
-    let shown = 0;
-    for (const card of list.children) {
-      const match = !tag || card.dataset.tags.split(" ").includes(tag);
-      card.hidden = !match;
-      if (match) shown += 1;
-    }
-    for (const link of filterLinks) {
-      const active = link.dataset.tag === tag;
-      link.classList.toggle("is-active", active);
-      if (active) link.setAttribute("aria-current", "page");
-      else link.removeAttribute("aria-current");
-    }
-    if (empty) empty.hidden = shown > 0;
-  }
-
-  document.addEventListener("click", (event) => {
-    const link = event.target.closest("a[data-tag]");
-    if (!link || event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
-    if (!holdsEveryCard) return;
-    event.preventDefault();
-    const tag = link.dataset.tag;
-    history.pushState({ tag }, "", tag ? `/?tag=${encodeURIComponent(tag)}` : "/");
-    apply(tag);
+// Run a layout measurement now and once per frame while the window is resized.
+function measureNowAndOnResize(measure) {
+  measure();
+  let pending = null;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(measure);
   });
-  window.addEventListener("popstate", (event) => apply(event.state?.tag ?? ""));
 }
 
 // MathML cannot break lines; an inline formula wider than its column scrolls on its own.
@@ -160,12 +133,7 @@ function containWideFormulas() {
       if (formula.getBoundingClientRect().width > column.clientWidth) formula.classList.add("is-wide");
     }
   }
-  measure();
-  let pending = null;
-  window.addEventListener("resize", () => {
-    cancelAnimationFrame(pending);
-    pending = requestAnimationFrame(measure);
-  });
+  measureNowAndOnResize(measure);
 }
 
 // A table or display formula wider than the column scrolls sideways; say so under it, and
@@ -193,16 +161,10 @@ function markSidewaysScrolling() {
       if (!wide && box.matches(".math.block")) box.removeAttribute("tabindex");
     }
   }
-  measure();
-  let pending = null;
-  window.addEventListener("resize", () => {
-    cancelAnimationFrame(pending);
-    pending = requestAnimationFrame(measure);
-  });
+  measureNowAndOnResize(measure);
 }
 
 trackTableOfContents();
 containWideFormulas();
 markSidewaysScrolling();
 enableCopyButtons();
-enableTagFilter();

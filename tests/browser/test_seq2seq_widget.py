@@ -39,7 +39,8 @@ def wait_for_figure(widget: Locator, alpha: str, source: str) -> Locator:
     widget.page.wait_for_function(
         """([root, alpha, source]) => {
             const result = root.querySelector("[data-s2s-single] [data-s2s-result]");
-            if (!result || root.dataset.s2sBusy || result.dataset.alpha !== alpha) return false;
+            if (!result || root.classList.contains("htmx-request")) return false;  // htmx busy
+            if (result.dataset.alpha !== alpha) return false;
             const labels = [...result.querySelectorAll(".s2s-col-label")].map((t) => t.textContent);
             return labels.join("").replaceAll("\u2581", " ").trim() === source;
         }""",
@@ -75,6 +76,8 @@ def test_dragging_alpha_from_1_to_2_makes_the_output_support_fall(
     widget.locator("select[name=language]").select_option("en")
     widget.locator("select[name=features]").select_option("V;PST")
     slider = widget.locator("[data-s2s-alpha-slider]")
+    # the answer for the new input may move the controls: drag once it is in
+    wait_for_figure(widget, "1.5", "<en><V><PST>walk")
 
     drag_slider(page, slider, 0.5, 0.0)
     softmax = wait_for_figure(widget, "1.0", "<en><V><PST>walk")
@@ -192,6 +195,7 @@ def test_screenshots(tracked_page: TrackedPage, width: int) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     widget = open_widget(tracked_page, INFLECT)
     widget.locator(".s2s-example", has_text="vertex").click()
+    wait_for_figure(widget, "1.5", "<en><N><PL>vertex")  # the example's inputs are in
     drag_slider(page, widget.locator("[data-s2s-alpha-slider]"), 0.5, 1.0)
     wait_for_figure(widget, "2.0", "<en><N><PL>vertex")
     widget.screenshot(path=SCREENSHOTS / f"seq2seq-inflect-{width}.png")
