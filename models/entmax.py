@@ -438,6 +438,14 @@ def _mapping_rows(z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
 # passes work on the packed support only and scatter the result.
 
 
+def _forward_keeping_support(ctx, z: Tensor, alpha: float) -> tuple[Tensor, Tensor]:
+    """(p, τ) for a closed-form Function's forward; its backward reads the support."""
+    p, tau, sparse = _sparse_forward(z, alpha)
+    ctx.sparse = sparse
+    ctx.mark_non_differentiable(tau)
+    return p, tau
+
+
 class _SparsemaxFunction(Function):
     r"""Sparsemax with its closed-form Jacobian (Martins & Astudillo 2016, eq. 11).
 
@@ -447,10 +455,7 @@ class _SparsemaxFunction(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau, sparse = _sparse_forward(z, 2.0)
-        ctx.sparse = sparse
-        ctx.mark_non_differentiable(tau)
-        return p, tau
+        return _forward_keeping_support(ctx, z, 2.0)
 
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> Tensor:
@@ -477,10 +482,7 @@ class _Entmax15Function(Function):
 
     @staticmethod
     def forward(ctx, z: Tensor) -> tuple[Tensor, Tensor]:
-        p, tau, sparse = _sparse_forward(z, 1.5)
-        ctx.sparse = sparse
-        ctx.mark_non_differentiable(tau)
-        return p, tau
+        return _forward_keeping_support(ctx, z, 1.5)
 
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> Tensor:

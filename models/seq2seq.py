@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from torch import nn
 
 from models.entmax import entmax, entmax_loss
+from models.recipe import TrainDefaults
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
@@ -410,6 +411,32 @@ class Seq2SeqRecipe:
 
     config: Config
     _pairs: list
+
+    def set_up_model(self, src_vocab: int, tgt_vocab: int, lr: float, warmup: int) -> None:
+        """`config`, `defaults` and the optimizer note from the recipe's fields (emb_dim,
+        hidden, dropout, encoder_layers, alpha, steps, batch_size, validate_every,
+        time_budget_min): one α for attention and output."""
+        self.config = Config(
+            src_vocab=src_vocab,
+            tgt_vocab=tgt_vocab,
+            emb_dim=self.emb_dim,
+            hidden=self.hidden,
+            dropout=self.dropout,
+            encoder_layers=self.encoder_layers,
+            attn_alpha=self.alpha,
+            out_alpha=self.alpha,
+        )
+        self.defaults = TrainDefaults(
+            steps=self.steps,
+            batch_size=self.batch_size,
+            lr=lr,
+            validate_every=self.validate_every,
+            warmup=warmup,
+            time_budget_min=self.time_budget_min,
+        )
+        self.optimizer_note = (
+            "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
+        )
 
     def build_model(self) -> Seq2Seq:
         return Seq2Seq(self.config)

@@ -36,11 +36,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
-from models.recipe import TrainDefaults
 from models.seq2seq import (
     EOS,
     SPECIALS,
-    Config,
     Seq2Seq,
     Seq2SeqRecipe,
     Trace,
@@ -598,6 +596,7 @@ class InflectionRecipe(Seq2SeqRecipe):
     emb_dim: int = 64
     hidden: int = 128
     dropout: float = 0.2
+    encoder_layers: int = 1
     batch_size: int = 128
     validate_every: int = 1000
     family: str = "seq2seq"
@@ -608,26 +607,8 @@ class InflectionRecipe(Seq2SeqRecipe):
         self.vocab = InflectionVocab.from_examples(self.splits["high"])
         if CHECKPOINT_DIR.exists():
             self.vocab.save(CHECKPOINT_DIR)
-        self.config = Config(
-            src_vocab=len(self.vocab.source),
-            tgt_vocab=len(self.vocab.target),
-            emb_dim=self.emb_dim,
-            hidden=self.hidden,
-            dropout=self.dropout,
-            attn_alpha=self.alpha,
-            out_alpha=self.alpha,
-        )
-        self.defaults = TrainDefaults(
-            steps=self.steps,
-            batch_size=self.batch_size,
-            lr=2e-3,
-            validate_every=self.validate_every,
-            warmup=min(200, self.steps // 10),
-            time_budget_min=self.time_budget_min,
-        )
-        self.optimizer_note = (
-            "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
-        )
+        warmup = min(200, self.steps // 10)
+        self.set_up_model(len(self.vocab.source), len(self.vocab.target), 2e-3, warmup)
         self.available: dict[str, int] | None = None  # full setting: cells before the cap
         if self.setting == "full":
             self.training, self.available = load_full(self.vocab)

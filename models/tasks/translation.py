@@ -38,13 +38,11 @@ from pathlib import Path, PurePosixPath
 import sentencepiece as spm
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
-from models.recipe import TrainDefaults
 from models.seq2seq import (
     BOS,
     EOS,
     PAD,
     UNK,
-    Config,
     Seq2Seq,
     Seq2SeqRecipe,
     Trace,
@@ -634,27 +632,8 @@ class TranslationRecipe(Seq2SeqRecipe):
         self.splits = build_corpus(corpus=self.corpus)
         ensure_tokenizers(self.splits["train"], corpus=self.corpus)
         self.source_sp, self.target_sp = load_tokenizers(corpus=self.corpus)
-        self.config = Config(
-            src_vocab=self.source_sp.get_piece_size(),
-            tgt_vocab=self.target_sp.get_piece_size(),
-            emb_dim=self.emb_dim,
-            hidden=self.hidden,
-            dropout=self.dropout,
-            encoder_layers=self.encoder_layers,
-            attn_alpha=self.alpha,
-            out_alpha=self.alpha,
-        )
-        self.defaults = TrainDefaults(
-            steps=self.steps,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            validate_every=self.validate_every,
-            warmup=self.warmup,
-            time_budget_min=self.time_budget_min,
-        )
-        self.optimizer_note = (
-            "Adam with warm-up and cosine decay (the paper used OpenNMT-py's Adam)."
-        )
+        sizes = (self.source_sp.get_piece_size(), self.target_sp.get_piece_size())
+        self.set_up_model(*sizes, self.lr, self.warmup)
         self._pairs = []
         for pair in self.splits["train"]:
             src = self.source_sp.encode(pair.source)
