@@ -41,8 +41,9 @@ from app.services import ModelRegistry, ModelUnavailable, register_loader
 from models import references
 from models.references import InflectionLexicon, TranslationCorpus, matches_reference
 from models.seq2seq import UNK, Trace
-from models.tasks.inflection import Inflector, InvalidInflectionInput, inflection_options
-from models.tasks.translation import InvalidTranslationInput, Translator
+from models.tasks.inflection_serving import Inflector, inflection_options
+from models.tasks.inflection_vocab import InvalidInflectionInput
+from models.tasks.translation_serving import InvalidTranslationInput, Translator
 
 # The α values the deep-dive ships for each task; more appear when their checkpoints exist.
 SHIPPED_ALPHAS = (1.0, 1.5, 2.0)

@@ -34,7 +34,14 @@ import torch
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest
 from models.seq2seq import beam_search
-from models.tasks import inflection, translation
+from models.tasks import (
+    inflection,
+    inflection_serving,
+    inflection_vocab,
+    translation,
+    translation_serving,
+    translation_tokenizers,
+)
 
 CACHE_DIR = Path(__file__).resolve().parent.parent / "data" / "eval" / "seq2seq"
 ALPHAS = (1.0, 1.5, 2.0)
@@ -82,15 +89,16 @@ def _decode_record(result, source_len: int) -> dict:
     }
 
 
-def _inflect(predictor: inflection.Inflector, example: inflection.InflectionExample):
+def _inflect(predictor: inflection_serving.Inflector, example: inflection.InflectionExample):
     """Beam search for one cell: (best form, beam result, source length)."""
     source = predictor.vocab.encode_source(example.language, example.features, example.lemma)
-    result = beam_search(predictor.model, source, BEAM, inflection.max_output_length(example.lemma))
+    max_len = inflection_vocab.max_output_length(example.lemma)
+    result = beam_search(predictor.model, source, BEAM, max_len)
     return "".join(predictor.vocab.target[t] for t in result.hypotheses[0].tokens), result, source
 
 
 def evaluate_inflection_model(name: str, limit: int) -> dict:
-    predictor = inflection.Inflector.load(name)
+    predictor = inflection_serving.Inflector.load(name)
     examples = inflection.load_splits()["test"]
     examples = _limited(examples, limit)
     records = []
@@ -111,7 +119,7 @@ def evaluate_reproduction(name: str, limit: int) -> dict:
     """Beam 5 on the full setting's reproduction sets (``inflection.reproduction_sets``): does the
     model give back training-split cells? Each record also says whether the cell was in this
     model's own training set (a high model saw only 10,000 cells per language)."""
-    predictor = inflection.Inflector.load(name)
+    predictor = inflection_serving.Inflector.load(name)
     training, _ = inflection.load_full(predictor.vocab)
     setting = read_manifest(CHECKPOINT_DIR)[name]["data"]["setting"]
     own = training if setting == "full" else inflection.load_splits()[setting]
@@ -119,7 +127,7 @@ def evaluate_reproduction(name: str, limit: int) -> dict:
 
 
 def reproduction_records(
-    predictor: inflection.Inflector,
+    predictor: inflection_serving.Inflector,
     training: list[inflection.InflectionExample],
     own: list[inflection.InflectionExample],
     limit: int = 0,
@@ -142,13 +150,13 @@ def reproduction_records(
 
 
 def evaluate_translation_model(name: str, limit: int) -> dict:
-    predictor = translation.Translator.load(name)
+    predictor = translation_serving.Translator.load(name)
     pairs = _limited(translation.read_splits()["test"], limit)
     records, hypotheses = [], []
     for pair in pairs:
         source = predictor.source_sp.encode(pair.source)
         result = beam_search(
-            predictor.model, source, BEAM, translation.max_output_length(len(source))
+            predictor.model, source, BEAM, translation_tokenizers.max_output_length(len(source))
         )
         hypotheses.append(predictor.target_sp.decode(result.hypotheses[0].tokens))
         records.append(_decode_record(result, len(source)))

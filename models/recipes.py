@@ -16,8 +16,8 @@ from torch import nn
 from models.pointer import Config, PointerNet, greedy, pointer_loss
 from models.recipe import Recipe, TrainDefaults
 from models.tasks import hull, instance_rng, sort, tsp
-from models.tasks.inflection import InflectionRecipe
-from models.tasks.translation import TranslationRecipe
+from models.tasks.inflection_recipe import InflectionRecipe
+from models.tasks.translation_recipe import TranslationRecipe
 
 LABEL_RELOAD_STEPS = 250
 BIG_TRANSLATION_STEPS = 60_000

@@ -253,10 +253,11 @@ def load_reference(
 def inflection_training_sets(data_dir: Path) -> dict[str, list]:
     """Setting -> the cells an InflectionRecipe of that setting trains on: the paper's high and
     medium sets, and the live widget's full set (seq2seq-inflect-full-a*)."""
-    from models.tasks import inflection
+    from models.tasks import inflection, inflection_vocab
 
     splits = inflection.load_splits(data_dir)
-    vocab = inflection.InflectionVocab.from_examples(splits["high"])  # as the recipe builds it
+    # the vocabulary as the recipe builds it
+    vocab = inflection_vocab.InflectionVocab.from_examples(splits["high"])
     full, _ = inflection.load_full(vocab, data_dir)
     return {"high": splits["high"], "medium": splits["medium"], "full": full}
 

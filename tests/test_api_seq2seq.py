@@ -32,8 +32,9 @@ from app.main import ROOT, create_app
 from models import references
 from models.checkpoints import read_manifest, save_checkpoint, update_manifest
 from models.seq2seq import Config, Seq2Seq
-from models.tasks.inflection import VOCAB_FILE, InflectionVocab, language_tables, lemma_split
-from models.tasks.translation import load_tokenizers, tokenizer_path
+from models.tasks.inflection import language_tables, lemma_split
+from models.tasks.inflection_vocab import VOCAB_FILE, InflectionVocab
+from models.tasks.translation_tokenizers import load_tokenizers, tokenizer_path
 
 CHECKPOINTS = ROOT / "checkpoints"
 GOLDEN = Path(__file__).parent / "golden"

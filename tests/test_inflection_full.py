@@ -12,8 +12,10 @@ import torch
 
 from models import evaluate_seq2seq as ev
 from models.seq2seq import Config, Seq2Seq, pad_batch
-from models.tasks import inflection
-from models.tasks.inflection import InflectionExample, InflectionVocab, Inflector
+from models.tasks import inflection, inflection_recipe
+from models.tasks.inflection import InflectionExample
+from models.tasks.inflection_serving import Inflector
+from models.tasks.inflection_vocab import InflectionVocab
 
 
 def cell(language: str, lemma: str, features: str, *forms: str) -> InflectionExample:
@@ -132,7 +134,7 @@ def tiny_inflector(train_steps: int) -> Inflector:
     vocab = InflectionVocab.from_examples(TAUGHT + NOT_TAUGHT)
     torch.manual_seed(0)
     model = Seq2Seq(Config(len(vocab.source), len(vocab.target), 16, 64, 0.0, 1.5, 1.5))
-    pairs = inflection._training_pairs(TAUGHT, vocab)
+    pairs = inflection_recipe._training_pairs(TAUGHT, vocab)
     src, lengths = pad_batch([s for s, _ in pairs])
     tgt, _ = pad_batch([t for _, t in pairs])
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app.morphology_labels import KNOWN_CODES, feature_labels, feature_words, language_name
-from models.tasks.inflection import LANGUAGES, inflection_options
+from models.tasks.inflection import LANGUAGES
+from models.tasks.inflection_serving import inflection_options
 
 
 @pytest.mark.parametrize(

@@ -235,7 +235,8 @@ def test_batches_are_seeded_resumable_and_length_bucketed() -> None:
 
 def test_tiny_training_run_through_the_shared_loop(tmp_path) -> None:
     from models.checkpoints import load_model
-    from models.tasks.inflection import InflectionVocab, Inflector
+    from models.tasks.inflection_serving import Inflector
+    from models.tasks.inflection_vocab import InflectionVocab
     from models.train import train
 
     entry = train(

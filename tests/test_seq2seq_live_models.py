@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from models.checkpoints import save_checkpoint
 from models.seq2seq import Config, Seq2Seq
-from models.tasks.inflection import InflectionVocab
+from models.tasks.inflection_vocab import InflectionVocab
 from tests.test_api_seq2seq import SWIM, write_tiny_checkpoints
 
 

@@ -57,7 +57,7 @@ def test_the_same_search_with_room_to_finish_is_exact() -> None:
 
 def test_shipped_sparsemax_inflection_is_exact_only_when_not_cut() -> None:
     shipped_ready("seq2seq-inflect-a2")
-    from models.tasks.inflection import Inflector
+    from models.tasks.inflection_serving import Inflector
 
     inflector = Inflector.load("seq2seq-inflect-a2")
     source = inflector.vocab.encode_source("en", "V;PST", "swim")

@@ -7,14 +7,10 @@ import pytest
 import torch
 
 from models.seq2seq import Config, Seq2Seq
-from models.tasks import inflection
-from models.tasks.inflection import (
-    InflectionVocab,
-    Inflector,
-    InvalidInflectionInput,
-    build_splits,
-    language_tables,
-)
+from models.tasks import inflection, inflection_recipe, inflection_serving, inflection_vocab
+from models.tasks.inflection import build_splits, language_tables
+from models.tasks.inflection_serving import Inflector
+from models.tasks.inflection_vocab import InflectionVocab, InvalidInflectionInput
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +85,7 @@ def test_ambiguous_cells_are_kept_and_train_on_every_form(splits) -> None:
     ambiguous = [e for e in splits["high"] if len(e.forms) > 1]
     assert len(ambiguous) > 100
     vocab = InflectionVocab.from_examples(splits["high"])
-    pairs = inflection._training_pairs(ambiguous[:10], vocab)
+    pairs = inflection_recipe._training_pairs(ambiguous[:10], vocab)
     assert len(pairs) == sum(len(e.forms) for e in ambiguous[:10])
 
 
@@ -97,7 +93,7 @@ def test_vocab_rejects_what_the_model_never_saw(splits, tmp_path: Path) -> None:
     vocab = InflectionVocab.from_examples(splits["high"])
     vocab.save(tmp_path)
     assert InflectionVocab.load(tmp_path) == vocab
-    assert inflection.inflection_options(tmp_path)["features"]["en"] == vocab.features["en"]
+    assert inflection_serving.inflection_options(tmp_path)["features"]["en"] == vocab.features["en"]
     with pytest.raises(InvalidInflectionInput, match="Unknown language 'xx'; allowed: en"):
         vocab.encode_source("xx", "V;PST", "swim")
     with pytest.raises(InvalidInflectionInput, match="not a cell of 'en'.*V;PST"):
@@ -115,5 +111,5 @@ def test_inflector_trace(splits) -> None:
     inflector = Inflector(Seq2Seq(config).eval(), vocab)
     trace = inflector.inflect("swim", "en", "V;PST", beam_width=3)
     assert trace.source_tokens == ["<en>", "<V>", "<PST>", "s", "w", "i", "m"]
-    assert len(trace.steps) <= inflection.max_output_length("swim") + 1
+    assert len(trace.steps) <= inflection_vocab.max_output_length("swim") + 1
     assert all(len(step.attention) == 7 for step in trace.steps)

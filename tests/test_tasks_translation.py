@@ -12,18 +12,17 @@ import pytest
 import torch
 
 from models.seq2seq import BOS, EOS, PAD, UNK, Config, Seq2Seq
-from models.tasks import translation
+from models.tasks import translation, translation_tokenizers
 from models.tasks.translation import (
-    InvalidTranslationInput,
     SentencePair,
-    Translator,
     clean_pair,
     dedupe_by_source,
     pairs_from_catalogs,
     read_catalog,
     split_pairs,
-    train_tokenizer,
 )
+from models.tasks.translation_serving import InvalidTranslationInput, Translator
+from models.tasks.translation_tokenizers import train_tokenizer
 
 HEADER = "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n != 1);\n"
 
@@ -167,11 +166,13 @@ def test_translator_returns_a_trace_and_rejects_long_input(tmp_path: Path) -> No
     import sentencepiece as spm
 
     for language in ("en", "de"):
-        translation.tokenizer_path(language, tmp_path).write_bytes(
+        translation_tokenizers.tokenizer_path(language, tmp_path).write_bytes(
             train_tokenizer(_sentences(), 30)
         )
     source_sp, target_sp = (
-        spm.SentencePieceProcessor(model_file=str(translation.tokenizer_path(lang, tmp_path)))
+        spm.SentencePieceProcessor(
+            model_file=str(translation_tokenizers.tokenizer_path(lang, tmp_path))
+        )
         for lang in ("en", "de")
     )
     torch.manual_seed(0)

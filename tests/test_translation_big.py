@@ -11,8 +11,10 @@ import torch
 from models.checkpoints import save_checkpoint
 from models.recipes import RECIPES, get_recipe
 from models.seq2seq import Config, Seq2Seq, pad_batch
-from models.tasks import translation
-from models.tasks.translation import SentencePair, Translator, train_tokenizer
+from models.tasks import translation, translation_recipe, translation_tokenizers
+from models.tasks.translation import SentencePair
+from models.tasks.translation_serving import Translator
+from models.tasks.translation_tokenizers import train_tokenizer
 
 WORDS = "open close save the file window document new old read write copy".split()
 
@@ -78,7 +80,7 @@ def v2_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A tiny corpus and tokenizers standing in for v2's, in a temporary checkpoint folder."""
     for corpus in ("v2",):
         for language in ("en", "de"):
-            translation.tokenizer_path(language, tmp_path, corpus).write_bytes(
+            translation_tokenizers.tokenizer_path(language, tmp_path, corpus).write_bytes(
                 train_tokenizer(_sentences(), 30)
             )
     pairs = [SentencePair(s, s.upper()) for s in _sentences()]
@@ -89,19 +91,19 @@ def v2_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
         calls.append(corpus)
         return splits
 
-    monkeypatch.setattr(translation, "build_corpus", fake_build_corpus)
-    monkeypatch.setattr(translation, "CHECKPOINT_DIR", tmp_path)
+    # the recipe module's own names for what it calls
+    monkeypatch.setattr(translation_recipe, "build_corpus", fake_build_corpus)
     monkeypatch.setattr(
-        translation,
+        translation_recipe,
         "load_tokenizers",
         lambda directory=tmp_path, corpus="v1": tuple(
             spm.SentencePieceProcessor(
-                model_file=str(translation.tokenizer_path(lang, tmp_path, corpus))
+                model_file=str(translation_tokenizers.tokenizer_path(lang, tmp_path, corpus))
             )
             for lang in ("en", "de")
         ),
     )
-    monkeypatch.setattr(translation, "ensure_tokenizers", lambda *a, **k: None)
+    monkeypatch.setattr(translation_recipe, "ensure_tokenizers", lambda *a, **k: None)
     return {"dir": tmp_path, "calls": calls}
 
 
@@ -128,7 +130,7 @@ def test_big_recipes_train_a_two_layer_model_on_corpus_v2(v2_fixture: dict, alph
 
 def test_the_shipped_recipes_stay_on_corpus_v1(v2_fixture: dict) -> None:
     for language in ("en", "de"):  # v1's tokenizers under their first names
-        translation.tokenizer_path(language, v2_fixture["dir"]).write_bytes(
+        translation_tokenizers.tokenizer_path(language, v2_fixture["dir"]).write_bytes(
             train_tokenizer(_sentences(), 30)
         )
     recipe = get_recipe("seq2seq-translate-a1.5")
@@ -147,7 +149,7 @@ def test_the_shipped_recipes_stay_on_corpus_v1(v2_fixture: dict) -> None:
 
 def test_a_checkpoint_loads_with_its_corpus_tokenizers(tmp_path: Path) -> None:
     for language in ("en", "de"):  # only v2's tokenizers exist in this folder
-        translation.tokenizer_path(language, tmp_path, "v2").write_bytes(
+        translation_tokenizers.tokenizer_path(language, tmp_path, "v2").write_bytes(
             train_tokenizer(_sentences(), 30)
         )
     torch.manual_seed(0)

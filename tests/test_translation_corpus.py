@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models.tasks import translation
+from models.tasks import translation, translation_tokenizers
 from models.tasks.translation import (
     CORPORA,
     SentencePair,
@@ -119,10 +119,10 @@ def test_corpus_versions() -> None:
 
 
 def test_each_corpus_version_has_its_own_tokenizers(tmp_path: Path) -> None:
-    v1 = translation.tokenizer_path("en", tmp_path)
+    v1 = translation_tokenizers.tokenizer_path("en", tmp_path)
     assert v1.name == "seq2seq-translate-spm-en.model"  # the shipped models' file name
-    assert translation.tokenizer_path("en", tmp_path, "v1") == v1
-    assert translation.tokenizer_path("de", tmp_path, "v2").name == (
+    assert translation_tokenizers.tokenizer_path("en", tmp_path, "v1") == v1
+    assert translation_tokenizers.tokenizer_path("de", tmp_path, "v2").name == (
         "seq2seq-translate-v2-spm-de.model"
     )
 

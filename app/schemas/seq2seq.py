@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.schemas.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.seq2seq import Trace
 from models.tasks.inflection import LANGUAGES
-from models.tasks.translation import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
-from models.tasks.translation import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
+from models.tasks.translation_tokenizers import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
+from models.tasks.translation_tokenizers import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
 
 MAX_LEMMA_CHARS = 40
 MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA = 1.0, 2.0

@@ -18,6 +18,9 @@ lemma appears in two splits. From the training lemmas the "high" setting samples
 cells per language and "medium" takes the first 1,000 of those (as in SIGMORPHON 2018). The
 "full" setting, for the live widget's models, takes every training-split cell up to a cap per
 language, drawn towards frequent lemmas (wordfreq) where a language has more.
+
+The model's symbols are in inflection_vocab.py, the training recipe in inflection_recipe.py and
+the served model in inflection_serving.py.
 """
 
 from __future__ import annotations
@@ -29,22 +32,11 @@ import os
 import random
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from importlib import resources
-from importlib.metadata import version
 from pathlib import Path
-
-from models.checkpoints import CHECKPOINT_DIR, load_model
-from models.seq2seq import (
-    EOS,
-    SPECIALS,
-    Seq2Seq,
-    Seq2SeqRecipe,
-    Trace,
-    decode,
-    greedy_decode,
-)
+from typing import Protocol
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "ro")
 HIGH_SIZE = 10_000
@@ -339,7 +331,16 @@ def weighted_sample(
     return [examples[index] for index in chosen]
 
 
-def in_vocab(example: InflectionExample, vocab: InflectionVocab) -> bool:
+class Vocabulary(Protocol):
+    """What the full setting needs of the model's symbols (models.tasks.inflection_vocab's
+    InflectionVocab, which imports this module)."""
+
+    features: dict[str, list[str]]
+    target: list[str]
+    characters: dict[str, str]
+
+
+def in_vocab(example: InflectionExample, vocab: Vocabulary) -> bool:
     """Whether the shared vocabulary (built from the high set) can encode the cell: the full
     models share the high models' vocabulary file, so the lemma's and forms' characters must be
     in it."""
@@ -352,7 +353,7 @@ def in_vocab(example: InflectionExample, vocab: InflectionVocab) -> bool:
 
 
 def build_full(
-    vocab: InflectionVocab, languages: tuple[str, ...] = LANGUAGES, cap: int = FULL_CAP
+    vocab: Vocabulary, languages: tuple[str, ...] = LANGUAGES, cap: int = FULL_CAP
 ) -> tuple[list[InflectionExample], dict[str, int]]:
     """Every training-split cell of each language, or where a language has more than ``cap``
     cells a frequency-weighted sample of ``cap`` of them (see ``weighted_sample``); and how
@@ -372,7 +373,7 @@ def build_full(
 
 
 def load_full(
-    vocab: InflectionVocab, cache_dir: Path = DATA_DIR
+    vocab: Vocabulary, cache_dir: Path = DATA_DIR
 ) -> tuple[list[InflectionExample], dict[str, int]]:
     """``build_full``'s cells and counts, built once and cached under data/inflection/
     (full-<cap>.jsonl and full-<cap>.available.json)."""
@@ -481,227 +482,5 @@ def split_counts(splits: dict[str, list[InflectionExample]]) -> dict[str, dict[s
     return counts
 
 
-# --- symbols, the training recipe and the inference wrapper ----------------------------------
-
-VOCAB_FILE = "seq2seq-inflect-vocab.json"
+# The packages the tables are read from (their versions go into the manifest).
 PACKAGES = ("lemminflect", "german-nouns", "mlconjug3")
-
-
-class InvalidInflectionInput(ValueError):
-    """A request the model cannot take; the message names what is wrong and what is allowed."""
-
-
-def source_symbols(language: str, features: str, lemma: str) -> list[str]:
-    """The model's input: a language tag, one symbol per feature, then the lemma's characters."""
-    return [f"<{language}>", *(f"<{f}>" for f in features.split(";")), *lemma]
-
-
-@dataclass
-class InflectionVocab:
-    source: list[str]  # specials, tags, characters
-    target: list[str]  # specials, characters
-    features: dict[str, list[str]]  # language -> feature strings seen in training
-    characters: dict[str, str]  # language -> characters its lemmas may use
-
-    @classmethod
-    def from_examples(cls, examples: list[InflectionExample]) -> InflectionVocab:
-        source, target = set(), set()
-        features, characters = defaultdict(set), defaultdict(set)
-        for e in examples:
-            source.update(source_symbols(e.language, e.features, e.lemma))
-            target.update(ch for form in e.forms for ch in form)
-            features[e.language].add(e.features)
-            characters[e.language].update(e.lemma)
-        return cls(
-            list(SPECIALS) + sorted(source),
-            list(SPECIALS) + sorted(target),
-            {lang: sorted(features[lang]) for lang in LANGUAGES},
-            {lang: "".join(sorted(characters[lang])) for lang in LANGUAGES},
-        )
-
-    @classmethod
-    def load(cls, directory: Path = CHECKPOINT_DIR) -> InflectionVocab:
-        return cls(**json.loads((directory / VOCAB_FILE).read_text(encoding="utf-8")))
-
-    def save(self, directory: Path = CHECKPOINT_DIR) -> None:
-        text = json.dumps(asdict(self), ensure_ascii=False, indent=1) + "\n"
-        path = directory / VOCAB_FILE
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            tmp = directory / f".{VOCAB_FILE}.{id(self)}.tmp"
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
-
-    def encode_source(self, language: str, features: str, lemma: str) -> list[int]:
-        """Symbol ids, or InvalidInflectionInput naming the unknown language/features/characters."""
-        if language not in self.features:
-            raise InvalidInflectionInput(
-                f"Unknown language {language!r}; allowed: {', '.join(self.features)}."
-            )
-        if features not in self.features[language]:
-            raise InvalidInflectionInput(
-                f"Features {features!r} are not a cell of {language!r}; "
-                f"allowed: {', '.join(self.features[language])}."
-            )
-        unknown = sorted({ch for ch in lemma if ch not in self.characters[language]})
-        if unknown or not lemma:
-            raise InvalidInflectionInput(
-                f"Lemma {lemma!r} has characters the {language!r} model never saw: "
-                f"{''.join(unknown) or '(empty lemma)'}; allowed: {self.characters[language]}."
-            )
-        index = {s: i for i, s in enumerate(self.source)}
-        return [index[s] for s in source_symbols(language, features, lemma)]
-
-    def encode_target(self, form: str) -> list[int]:
-        index = {s: i for i, s in enumerate(self.target)}
-        return [index[ch] for ch in form] + [EOS]
-
-
-def max_output_length(lemma: str) -> int:
-    return 2 * len(lemma) + 10
-
-
-def _training_pairs(
-    examples: list[InflectionExample], vocab: InflectionVocab
-) -> list[tuple[list[int], list[int]]]:
-    return [
-        (vocab.encode_source(e.language, e.features, e.lemma), vocab.encode_target(form))
-        for e in examples
-        for form in e.forms  # a cell with two valid forms gives two training pairs
-    ]
-
-
-def greedy_accuracy(
-    model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]
-) -> float:
-    """Share of examples whose greedy output is one of the valid forms."""
-    correct = 0
-    for start in range(0, len(examples), 256):
-        chunk = examples[start : start + 256]
-        sources = [vocab.encode_source(e.language, e.features, e.lemma) for e in chunk]
-        max_len = max(max_output_length(e.lemma) for e in chunk)
-        for e, tokens in zip(chunk, greedy_decode(model, sources, max_len), strict=True):
-            correct += "".join(vocab.target[t] for t in tokens) in e.forms
-    return correct / max(1, len(examples))
-
-
-@dataclass
-class InflectionRecipe(Seq2SeqRecipe):
-    """One multilingual character-level model per alpha (attention alpha = output alpha)."""
-
-    name: str
-    alpha: float
-    setting: str = "high"  # which training set: high | medium | full
-    steps: int = 20_000  # about 36 epochs of the high set
-    time_budget_min: float | None = None  # equal step counts for every alpha
-    emb_dim: int = 64
-    hidden: int = 128
-    dropout: float = 0.2
-    encoder_layers: int = 1
-    batch_size: int = 128
-    validate_every: int = 1000
-    family: str = "seq2seq"
-    task: str = "inflection"
-
-    def __post_init__(self) -> None:
-        self.splits = load_splits()
-        self.vocab = InflectionVocab.from_examples(self.splits["high"])
-        if CHECKPOINT_DIR.exists():
-            self.vocab.save(CHECKPOINT_DIR)
-        warmup = min(200, self.steps // 10)
-        self.set_up_model(len(self.vocab.source), len(self.vocab.target), 2e-3, warmup)
-        self.available: dict[str, int] | None = None  # full setting: cells before the cap
-        if self.setting == "full":
-            self.training, self.available = load_full(self.vocab)
-            # Watch the model learn what it is taught: 1,000 cells of the reproduction sample.
-            self._train_check = reproduction_sets(self.training)["sample"][:1000]
-        else:
-            self.training = self.splits[self.setting]
-        self._pairs = _training_pairs(self.training, self.vocab)
-
-    def validate(self, model: Seq2Seq) -> dict[str, float]:
-        model.eval()
-        metrics = {"dev_accuracy": round(greedy_accuracy(model, self.vocab, self.splits["dev"]), 4)}
-        if self.setting == "full":
-            metrics["train_accuracy"] = round(
-                greedy_accuracy(model, self.vocab, self._train_check), 4
-            )
-        return metrics
-
-    def data_description(self) -> dict:
-        return {
-            "source": "inflection tables from PyPI packages (English: lemminflect; German "
-            "nouns: german-nouns; fr/es/it/pt/ro verbs: mlconjug3's Verbiste data)",
-            "packages": {name: version(name) for name in PACKAGES},
-            "setting": self.setting,
-            "split": "by lemma (sha256 of language and lemma: 80/10/10)",
-            "counts": split_counts(self.splits),
-            "training_pairs": len(self._pairs),
-            "vocab_file": VOCAB_FILE,
-            **(self._full_description() if self.setting == "full" else {}),
-        }
-
-    def _full_description(self) -> dict:
-        cells = {language: 0 for language in LANGUAGES}
-        for example in self.training:
-            cells[example.language] += 1
-        return {
-            "full": {
-                "what": "every training-split cell of each language, capped at "
-                f"{FULL_CAP:,} per language; a capped language keeps a sample drawn without "
-                "replacement with weight 2 ** (wordfreq Zipf frequency of the lemma), so "
-                "frequent lemmas are almost always in; cells with characters outside the "
-                "shared vocabulary are left out",
-                "cap_per_language": FULL_CAP,
-                "cells_before_cap": self.available,
-                "cells": cells,
-                "wordfreq": version("wordfreq"),
-            }
-        }
-
-
-class Inflector:
-    """A trained inflection model with its symbols: lemma + language + features -> Trace."""
-
-    def __init__(self, model: Seq2Seq, vocab: InflectionVocab, name: str = "") -> None:
-        self.model, self.vocab, self.name = model, vocab, name
-
-    @classmethod
-    def load(cls, name: str, directory: Path = CHECKPOINT_DIR) -> Inflector:
-        model, _ = load_model(name, directory)
-        return cls(model, InflectionVocab.load(directory), name)
-
-    def inflect(
-        self,
-        lemma: str,
-        language: str,
-        features: str,
-        beam_width: int = 5,
-        attn_alpha: float | None = None,
-        out_alpha: float | None = None,
-        check: Callable[[], None] | None = None,
-    ) -> Trace:
-        """The trace of one cell; `check` as in models.seq2seq.beam_search."""
-        source = self.vocab.encode_source(language, features, lemma)
-        return decode(
-            self.model,
-            source,
-            source_symbols(language, features, lemma),
-            self.vocab.target,
-            "".join,
-            width=beam_width,
-            max_len=max_output_length(lemma),
-            attn_alpha=attn_alpha,
-            out_alpha=out_alpha,
-            check=check,
-        )
-
-
-def inflection_options(directory: Path = CHECKPOINT_DIR) -> dict:
-    """Languages, their feature sets and lemma characters, from the vocabulary saved with the
-    checkpoints (no data build at serve time)."""
-    vocab = InflectionVocab.load(directory)
-    return {
-        "languages": list(vocab.features),
-        "features": vocab.features,
-        "characters": vocab.characters,
-    }

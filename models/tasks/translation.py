@@ -20,35 +20,22 @@ tokenizers: ``v1`` (58 packages, sources of 2-25 words) is what the shipped
 ``seq2seq-translate-a*`` models and the reference file were built from; ``v2`` adds one-word
 labels and many more packages (KDE, GNOME, Xfce, MATE, LibreOffice, system tools) for the
 ``seq2seq-translate-big-*`` recipes. Building needs a Debian mirror; tests use fixtures.
+
+The subword tokenizers are in translation_tokenizers.py, the training recipe in
+translation_recipe.py and the served model in translation_serving.py.
 """
 
 from __future__ import annotations
 
 import gettext
 import hashlib
-import io
 import re
 import subprocess
 import tarfile
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import sentencepiece as spm
-
-from models.checkpoints import CHECKPOINT_DIR, load_model
-from models.seq2seq import (
-    BOS,
-    EOS,
-    PAD,
-    UNK,
-    Seq2Seq,
-    Seq2SeqRecipe,
-    Trace,
-    decode,
-    greedy_decode,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEB_DIR = ROOT / "data" / "debs"
@@ -549,201 +536,3 @@ def build_corpus(
     splits = split_pairs(pairs_from_catalogs(catalogs, version.min_words))
     write_splits(splits, out_dir)
     return splits
-
-
-# --- subwords, the training recipe and the inference wrapper ----------------------------------
-
-VOCAB_SIZE = 4000  # per language
-MAX_TOKENS = 64  # training pairs longer than this (either side) are skipped
-MAX_SOURCE_WORDS, MAX_SOURCE_CHARS = 30, 200
-
-
-def tokenizer_path(language: str, directory: Path = CHECKPOINT_DIR, corpus: str = "v1") -> Path:
-    """v1's tokenizers keep their first names; a later corpus's carry its version."""
-    version = "" if corpus == "v1" else f"{corpus}-"
-    return directory / f"seq2seq-translate-{version}spm-{language}.model"
-
-
-def train_tokenizer(sentences: list[str], vocab_size: int = VOCAB_SIZE) -> bytes:
-    """A unigram SentencePiece model, deterministic: one thread, input in file order.
-
-    Its ids 0-3 are the seq2seq specials (pad, bos, eos, unk)."""
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences),
-        model_writer=model,
-        vocab_size=vocab_size,
-        model_type="unigram",
-        character_coverage=1.0,
-        pad_id=PAD,
-        bos_id=BOS,
-        eos_id=EOS,
-        unk_id=UNK,
-        num_threads=1,
-        shuffle_input_sentence=False,
-        minloglevel=2,
-    )
-    return model.getvalue()
-
-
-def load_tokenizers(
-    directory: Path = CHECKPOINT_DIR, corpus: str = "v1"
-) -> tuple[spm.SentencePieceProcessor, spm.SentencePieceProcessor]:
-    """(English, German) tokenizers saved beside the checkpoints."""
-    return tuple(
-        spm.SentencePieceProcessor(model_file=str(tokenizer_path(language, directory, corpus)))
-        for language in ("en", "de")
-    )
-
-
-def ensure_tokenizers(
-    train: list[SentencePair], directory: Path = CHECKPOINT_DIR, corpus: str = "v1"
-) -> None:
-    for language, texts in (("en", [p.source for p in train]), ("de", [p.target for p in train])):
-        path = tokenizer_path(language, directory, corpus)
-        if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(train_tokenizer(texts))
-            tmp.replace(path)
-
-
-@dataclass
-class TranslationRecipe(Seq2SeqRecipe):
-    """English -> German subword model per alpha (attention alpha = output alpha), trained on
-    one corpus version (``CORPORA``) with that version's tokenizers."""
-
-    name: str
-    alpha: float
-    steps: int = 7_000
-    time_budget_min: float | None = None  # equal step counts for every alpha
-    emb_dim: int = 64
-    hidden: int = 128
-    encoder_layers: int = 1
-    dropout: float = 0.2
-    batch_size: int = 64
-    lr: float = 2e-3
-    warmup: int = 200
-    validate_every: int = 1000
-    corpus: str = "v1"
-    family: str = "seq2seq"
-    task: str = "translation"
-
-    def __post_init__(self) -> None:
-        self.splits = build_corpus(corpus=self.corpus)
-        ensure_tokenizers(self.splits["train"], corpus=self.corpus)
-        self.source_sp, self.target_sp = load_tokenizers(corpus=self.corpus)
-        sizes = (self.source_sp.get_piece_size(), self.target_sp.get_piece_size())
-        self.set_up_model(*sizes, self.lr, self.warmup)
-        self._pairs = []
-        for pair in self.splits["train"]:
-            src = self.source_sp.encode(pair.source)
-            tgt = self.target_sp.encode(pair.target) + [EOS]
-            if len(src) <= MAX_TOKENS and len(tgt) <= MAX_TOKENS:
-                self._pairs.append((src, tgt))
-
-    def validate(self, model: Seq2Seq) -> dict[str, float]:
-        model.eval()
-        pairs = self.splits["dev"]
-        hypotheses = greedy_translations(
-            model, self.source_sp, self.target_sp, [p.source for p in pairs]
-        )
-        # sacrebleu is a training/evaluation dependency (the [dev] extra); the web app imports
-        # this module for translating and must start without it.
-        import sacrebleu
-
-        bleu = sacrebleu.corpus_bleu(hypotheses, [[p.target for p in pairs]])
-        return {"dev_bleu_greedy": round(bleu.score, 2)}
-
-    def data_description(self) -> dict:
-        version = CORPORA[self.corpus]
-        labels = "; a one-word source must be a label" if version.min_words == 1 else ""
-        return {
-            "corpus": self.corpus,
-            "source": "English msgid -> German msgstr from the de gettext catalogs of pinned "
-            "Debian 12 packages (apt-get download, dpkg-deb --fsys-tarfile, "
-            "gettext.GNUTranslations)",
-            "packages": [f"{p}={v}" for p, v in version.packages],
-            "filters": f"plain sentences, {version.min_words}-{MAX_WORDS} source words{labels}, "
-            "no translator credits, deduped by source",
-            "split": f"by sha256 of the source: {TEST_PERCENT}% test, {DEV_PERCENT}% dev, "
-            "the rest train",
-            "counts": {name: len(pairs) for name, pairs in self.splits.items()},
-            "corpus_sha256": corpus_sha256(self.splits),
-            "training_pairs": len(self._pairs),
-            "tokenizers": [tokenizer_path(lang, corpus=self.corpus).name for lang in ("en", "de")],
-            "vocab_size": {"en": self.config.src_vocab, "de": self.config.tgt_vocab},
-        }
-
-
-def max_output_length(source_len: int) -> int:
-    return 2 * source_len + 10
-
-
-def greedy_translations(
-    model: Seq2Seq,
-    source_sp: spm.SentencePieceProcessor,
-    target_sp: spm.SentencePieceProcessor,
-    sentences: list[str],
-) -> list[str]:
-    out = []
-    for start in range(0, len(sentences), 128):
-        sources = [source_sp.encode(s)[:MAX_TOKENS] for s in sentences[start : start + 128]]
-        max_len = max_output_length(max(len(s) for s in sources))
-        out += [target_sp.decode(tokens) for tokens in greedy_decode(model, sources, max_len)]
-    return out
-
-
-class InvalidTranslationInput(ValueError):
-    """A sentence the model cannot take; the message says what is wrong."""
-
-
-class Translator:
-    """A trained EN->DE model with its tokenizers: sentence -> Trace."""
-
-    def __init__(
-        self,
-        model: Seq2Seq,
-        source_sp: spm.SentencePieceProcessor,
-        target_sp: spm.SentencePieceProcessor,
-        name: str = "",
-    ) -> None:
-        self.model, self.source_sp, self.target_sp, self.name = model, source_sp, target_sp, name
-        self.target_vocab = [target_sp.id_to_piece(i) for i in range(target_sp.get_piece_size())]
-
-    @classmethod
-    def load(cls, name: str, directory: Path = CHECKPOINT_DIR) -> Translator:
-        """The checkpoint with the tokenizers its manifest entry names (its corpus's)."""
-        model, entry = load_model(name, directory)
-        corpus = entry.get("data", {}).get("corpus", "v1")
-        return cls(model, *load_tokenizers(directory, corpus), name)
-
-    def translate(
-        self,
-        text: str,
-        beam_width: int = 5,
-        attn_alpha: float | None = None,
-        out_alpha: float | None = None,
-        check: Callable[[], None] | None = None,
-    ) -> Trace:
-        """The trace of one sentence; `check` as in models.seq2seq.beam_search."""
-        text = " ".join(text.split())
-        words = len(text.split())
-        if not 1 <= words <= MAX_SOURCE_WORDS or len(text) > MAX_SOURCE_CHARS:
-            raise InvalidTranslationInput(
-                f"The sentence must have 1-{MAX_SOURCE_WORDS} words and at most "
-                f"{MAX_SOURCE_CHARS} characters; it has {words} words, {len(text)} characters."
-            )
-        pieces = self.source_sp.encode(text, out_type=str)
-        ids = [self.source_sp.piece_to_id(p) for p in pieces]
-        return decode(
-            self.model,
-            ids,
-            pieces,
-            self.target_vocab,
-            self.target_sp.decode_pieces,
-            width=beam_width,
-            max_len=max_output_length(len(ids)),
-            attn_alpha=attn_alpha,
-            out_alpha=out_alpha,
-            check=check,
-        )

@@ -1,0 +1,120 @@
+"""The inflection training recipe: one multilingual character-level model per α, on the
+high, medium or full setting (see models/tasks/inflection.py for the data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import version
+
+from models.checkpoints import CHECKPOINT_DIR
+from models.seq2seq import Seq2Seq, Seq2SeqRecipe, greedy_decode
+from models.tasks.inflection import (
+    FULL_CAP,
+    LANGUAGES,
+    PACKAGES,
+    InflectionExample,
+    load_full,
+    load_splits,
+    reproduction_sets,
+    split_counts,
+)
+from models.tasks.inflection_vocab import VOCAB_FILE, InflectionVocab, max_output_length
+
+
+def _training_pairs(
+    examples: list[InflectionExample], vocab: InflectionVocab
+) -> list[tuple[list[int], list[int]]]:
+    return [
+        (vocab.encode_source(e.language, e.features, e.lemma), vocab.encode_target(form))
+        for e in examples
+        for form in e.forms  # a cell with two valid forms gives two training pairs
+    ]
+
+
+def greedy_accuracy(
+    model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]
+) -> float:
+    """Share of examples whose greedy output is one of the valid forms."""
+    correct = 0
+    for start in range(0, len(examples), 256):
+        chunk = examples[start : start + 256]
+        sources = [vocab.encode_source(e.language, e.features, e.lemma) for e in chunk]
+        max_len = max(max_output_length(e.lemma) for e in chunk)
+        for e, tokens in zip(chunk, greedy_decode(model, sources, max_len), strict=True):
+            correct += "".join(vocab.target[t] for t in tokens) in e.forms
+    return correct / max(1, len(examples))
+
+
+@dataclass
+class InflectionRecipe(Seq2SeqRecipe):
+    """One multilingual character-level model per alpha (attention alpha = output alpha)."""
+
+    name: str
+    alpha: float
+    setting: str = "high"  # which training set: high | medium | full
+    steps: int = 20_000  # about 36 epochs of the high set
+    time_budget_min: float | None = None  # equal step counts for every alpha
+    emb_dim: int = 64
+    hidden: int = 128
+    dropout: float = 0.2
+    encoder_layers: int = 1
+    batch_size: int = 128
+    validate_every: int = 1000
+    family: str = "seq2seq"
+    task: str = "inflection"
+
+    def __post_init__(self) -> None:
+        self.splits = load_splits()
+        self.vocab = InflectionVocab.from_examples(self.splits["high"])
+        if CHECKPOINT_DIR.exists():
+            self.vocab.save(CHECKPOINT_DIR)
+        warmup = min(200, self.steps // 10)
+        self.set_up_model(len(self.vocab.source), len(self.vocab.target), 2e-3, warmup)
+        self.available: dict[str, int] | None = None  # full setting: cells before the cap
+        if self.setting == "full":
+            self.training, self.available = load_full(self.vocab)
+            # Watch the model learn what it is taught: 1,000 cells of the reproduction sample.
+            self._train_check = reproduction_sets(self.training)["sample"][:1000]
+        else:
+            self.training = self.splits[self.setting]
+        self._pairs = _training_pairs(self.training, self.vocab)
+
+    def validate(self, model: Seq2Seq) -> dict[str, float]:
+        model.eval()
+        metrics = {"dev_accuracy": round(greedy_accuracy(model, self.vocab, self.splits["dev"]), 4)}
+        if self.setting == "full":
+            metrics["train_accuracy"] = round(
+                greedy_accuracy(model, self.vocab, self._train_check), 4
+            )
+        return metrics
+
+    def data_description(self) -> dict:
+        return {
+            "source": "inflection tables from PyPI packages (English: lemminflect; German "
+            "nouns: german-nouns; fr/es/it/pt/ro verbs: mlconjug3's Verbiste data)",
+            "packages": {name: version(name) for name in PACKAGES},
+            "setting": self.setting,
+            "split": "by lemma (sha256 of language and lemma: 80/10/10)",
+            "counts": split_counts(self.splits),
+            "training_pairs": len(self._pairs),
+            "vocab_file": VOCAB_FILE,
+            **(self._full_description() if self.setting == "full" else {}),
+        }
+
+    def _full_description(self) -> dict:
+        cells = {language: 0 for language in LANGUAGES}
+        for example in self.training:
+            cells[example.language] += 1
+        return {
+            "full": {
+                "what": "every training-split cell of each language, capped at "
+                f"{FULL_CAP:,} per language; a capped language keeps a sample drawn without "
+                "replacement with weight 2 ** (wordfreq Zipf frequency of the lemma), so "
+                "frequent lemmas are almost always in; cells with characters outside the "
+                "shared vocabulary are left out",
+                "cap_per_language": FULL_CAP,
+                "cells_before_cap": self.available,
+                "cells": cells,
+                "wordfreq": version("wordfreq"),
+            }
+        }
