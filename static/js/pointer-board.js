@@ -82,7 +82,8 @@
       const block = this.root.querySelector("[data-result-json]");
       this.result = steps > 0 && block ? JSON.parse(block.textContent) : null;
       this.markHover();
-      this.drawHeatmap();
+      // the board paints first; plotly's redraw (tens of ms) waits for the frame after
+      requestAnimationFrame(() => setTimeout(() => this.drawHeatmap()));
     }
 
     step() {
