@@ -549,3 +549,10 @@ def test_a_board_that_cannot_be_decoded_still_draws_its_inputs(api: TestClient) 
     broken = board_get(api, "tsp", "tsp=0.2,0.3;0.6,x")
     assert broken.status_code == 422
     assert "not a number: “x”" in broken.json()["detail"]
+
+
+def test_cities_too_close_to_measure_are_refused(api: TestClient) -> None:
+    # schemathesis found these: distinct points whose tour has length 0 divided by zero (a 500)
+    answer = api.post("/api/pointer/tsp", json={"points": [[0, 0], [5e-324, 0], [0, 5e-324]]})
+    assert answer.status_code == 422
+    assert "closer than" in answer.json()["detail"]

@@ -28,6 +28,9 @@ def random_points(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
     return rng.random((batch, n, 2))
 
 
+MIN_SEPARATION = 1e-9  # far below a click; a tour of such points has no meaningful length
+
+
 def validate_points(points: np.ndarray) -> np.ndarray:
     """Return the cities as a float array (n, 2), or raise InvalidInstance saying what is wrong."""
     points = np.asarray(points, dtype=np.float64)
@@ -42,6 +45,12 @@ def validate_points(points: np.ndarray) -> np.ndarray:
         same = [j for j in range(len(points)) if np.array_equal(points[j], points[i])]
         raise InvalidInstance(
             f"Points {same[0]} and {same[1]} are the same point; remove or move one of them."
+        )
+    gaps = distances(points) + np.eye(len(points))
+    if gaps.min() < MIN_SEPARATION:  # distinct, but their distance rounds away to (almost) 0
+        i, j = sorted(np.unravel_index(int(np.argmin(gaps)), gaps.shape))
+        raise InvalidInstance(
+            f"Points {i} and {j} are closer than {MIN_SEPARATION:g}; move them apart."
         )
     return points
 
