@@ -29,6 +29,8 @@ from typing import TypeVar
 from fastapi import HTTPException, Request
 from pydantic import BaseModel
 
+from app.limits import release_free_memory
+
 # A token is about 40 ms of one core. Calibrated here (load average ≈ 9 on 2 cores): a pointer
 # decode takes ~1.2 ms per input plus ~0.11 ms per input per hypothesis it carries (greedy 1,
 # beam width, samples), so 100 points cost 122 ms greedy, 310 ms with beam 16, 2.5 s with 256
@@ -72,6 +74,9 @@ class Budget:
             )
 
 
+TRIM_EVERY_S = 1.0  # at most one malloc_trim per second, when the gate falls idle
+
+
 class ComputeGate:
     """At most `capacity` tokens of model work in flight in this worker (a call costs what it
     costs against the rate limit): many light calls at once, or a couple of the largest. A
@@ -82,6 +87,7 @@ class ComputeGate:
         self.capacity = capacity
         self.in_flight = 0
         self._lock = threading.Lock()
+        self._trimmed_at = 0.0
 
     @contextmanager
     def admit(self, tokens: int = 1) -> Iterator[None]:
@@ -99,6 +105,11 @@ class ComputeGate:
         finally:
             with self._lock:
                 self.in_flight -= tokens
+                idle = self.in_flight == 0 and time.monotonic() - self._trimmed_at > TRIM_EVERY_S
+                if idle:
+                    self._trimmed_at = time.monotonic()
+            if idle:  # the last call of a burst: give its freed memory back
+                release_free_memory()
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)

@@ -185,6 +185,16 @@ M_ARENA_MAX = -8
 MALLOC_ARENAS = 2
 
 
+def release_free_memory() -> bool:
+    """Hand the heap's free pages back to the system (glibc's malloc_trim): after a burst of
+    large decodes the freed memory otherwise stays with the worker. False where libc is not
+    glibc."""
+    try:
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
+
+
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """Cap glibc's malloc arenas for this process. By default glibc gives each busy thread
     its own arena (up to 8 per core) and keeps their freed pages, so a worker that ran a few

@@ -339,6 +339,30 @@ def test_the_gate_fits_light_calls_beside_heavy_ones() -> None:
                 pass
 
 
+def test_the_gate_hands_memory_back_when_a_burst_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Freed decode memory goes back to the system when the gate falls idle (a storm of large
+    translations left a worker at 847 MB instead of 481), at most once a second."""
+    import app.compute
+    import app.limits
+
+    trims: list[float] = []
+    monkeypatch.setattr(app.compute, "release_free_memory", lambda: trims.append(1.0))
+    gate = ComputeGate(64)
+    with gate.admit(32):
+        with gate.admit(1):
+            pass
+        assert trims == []  # not while a call still runs
+    assert trims == [1.0]
+    with gate.admit(1):
+        pass
+    assert trims == [1.0]  # within the second: no second trim
+    gate._trimmed_at -= app.compute.TRIM_EVERY_S
+    with gate.admit(1):
+        pass
+    assert len(trims) == 2
+    assert isinstance(app.limits.release_free_memory(), bool)
+
+
 def test_concurrent_calls_over_the_cap_are_refused_while_one_runs(
     checkpoints: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
