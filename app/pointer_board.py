@@ -251,4 +251,4 @@ def live_context(
         "result": result,
         "current_step": figure["step"],  # the details table marks its row
     }
-    return context | (result_context(result) if result is not None else {})
+    return context | (result_context(result, figure["step"]) if result is not None else {})

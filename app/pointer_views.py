@@ -8,6 +8,7 @@ a point.
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -217,50 +218,73 @@ def step_rows(result: PointerResponse, labels: Sequence[str]) -> list[dict[str, 
     ]
 
 
-def heatmap_figure(result: PointerResponse) -> dict[str, Any]:
-    """The plotly figure of every step's distribution (exact zeros as gaps, so a sparse
-    pointer's zeros read as blank, not as small). Colours are the page's CSS custom properties,
-    named here and resolved by the board's script, so dark mode follows."""
+CELL = 10  # heatmap user units per cell; a cell is drawn 9 wide, the rest is the gap
+TINT_LEVELS = 20  # nonzero probabilities are drawn in this many tints (the table has the values)
+
+
+def heatmap_view(result: PointerResponse, step: int | None) -> dict[str, Any]:
+    """The heatmap of every step's distribution, drawn by the server (templates/partials/
+    pointer/heatmap.html): rows are decoder steps, columns input positions. Cells of one tint
+    share one path, so a 100 × 100 map stays a few hundred kilobytes; an exact zero is hatched,
+    and any nonzero probability gets a tint of at least 0.12 so it never reads as a zero. Each
+    column has a target for hovering, linked to the board's point; `step` is outlined."""
     labels = position_labels(result)
-    rows = len(result.steps)
-    axis = {"type": "category", "tickfont": {"size": 10}, "showgrid": False}
-    heatmap = {
-        "type": "heatmap",
-        "z": [[p if p > 0 else None for p in step.distribution] for step in result.steps],
-        "x": labels,
-        "y": [f"step {i + 1}" for i in range(rows)],
-        "zmin": 0,
-        "zmax": 1,
-        "xgap": 1,
-        "ygap": 1,
-        "colorscale": [[0, "--accent-soft"], [1, "--accent"]],
-        "hovertemplate": "%{y}, position %{x}: p = %{z:.3f}<extra></extra>",
-        "colorbar": {"thickness": 10, "len": 0.9, "tickfont": {"size": 10}},
+    rows, columns = len(result.steps), len(labels)
+    left, top = 3.5 * CELL, 2.5 * CELL  # room for "step 12" and the column numbers
+    tints: dict[int, list[str]] = {}
+    zeros: list[str] = []
+    for r, decoder_step in enumerate(result.steps):
+        for c, p in enumerate(decoder_step.distribution):
+            corner = f"M{left + c * CELL:g} {top + r * CELL:g}h9v9h-9z"
+            if p > 0:
+                tints.setdefault(math.ceil(p * TINT_LEVELS), []).append(corner)
+            else:
+                zeros.append(corner)
+    every = 1 if max(rows, columns) <= 30 else 5  # label every 5th row and column when crowded
+    chosen = result.steps[step] if step is not None and 0 <= step < rows else None
+    return {
+        "id": f"pb-hm-{uuid.uuid4().hex[:8]}",  # the hatch pattern's, unique on the page
+        "width": left + columns * CELL,
+        "height": top + rows * CELL,
+        "width_px": round((left + columns * CELL) * 2.4),
+        "top": top,
+        "row_label_x": left - 2,
+        "tints": [
+            {"opacity": round(0.12 + 0.88 * level / TINT_LEVELS, 3), "d": "".join(path)}
+            for level, path in sorted(tints.items())
+        ],
+        "zeros": "".join(zeros),
+        "row_labels": [
+            {"text": f"step {r + 1}", "y": top + r * CELL + 7.5, "current": r == step}
+            for r in range(rows)
+            if r == step or (r + 1) % every == 0 or r == 0
+        ],
+        "columns": [
+            {
+                "index": c,
+                "x": left + c * CELL,
+                "label_x": left + c * CELL + 4.5,
+                "label": label if c == 0 or (c + 1) % every == 0 or c == columns - 1 else "",
+                "title": f"position {label}"
+                + (
+                    f": p = {probability_text(chosen.distribution[c])} at step {step + 1}"
+                    if chosen
+                    else ""
+                ),
+            }
+            for c, label in enumerate(labels)
+        ],
+        "current": None if chosen is None else {"y": top + step * CELL - 0.5},
     }
-    layout = {
-        "height": min(460, 90 + rows * max(10, min(24, 320 / rows))),
-        "margin": {"l": 56, "r": 10, "t": 28, "b": 40},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "rgba(0,0,0,0)",
-        "font": {"color": "--ink", "size": 11},
-        "title": {
-            "text": "Pointer probability per step (blank = exactly 0)",
-            "font": {"size": 12},
-            "x": 0,
-        },
-        "xaxis": {**axis, "title": {"text": "input position"}},
-        "yaxis": {**axis, "autorange": "reversed"},
-    }
-    return {"data": [heatmap], "layout": layout}
 
 
-def result_context(result: PointerResponse) -> dict[str, Any]:
+def result_context(result: PointerResponse, step: int | None = None) -> dict[str, Any]:
     """Context of templates/partials/pointer/result.html (the board's updatable part)."""
     labels = position_labels(result)
     return {
         "result": result,
         "data": result.model_dump(mode="json"),
-        "heatmap": heatmap_figure(result),
+        "heatmap": heatmap_view(result, step),
         "headline": headline(result),
         "summary": summary_rows(result, labels),
         "labels": labels,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -453,9 +454,9 @@ def test_three_boards_have_their_own_ids_and_share_one_script(deep_dive: str) ->
     duplicated = [i for i, group in itertools.groupby(sorted(all_ids)) if len(list(group)) > 1]
     assert duplicated == []
     assert deep_dive.count('src="/static/js/pointer-board.js"') == 1
-    # plotly is no script tag: the board's script loads it when a heatmap nears the viewport
-    assert deep_dive.count('src="/static/vendor/plotly-') == 0
-    assert deep_dive.count('"plotly": "/static/vendor/plotly-') == 3
+    # the heatmaps are drawn by the server, one per board: the page needs no plotly
+    assert "/plotly-" not in deep_dive
+    assert deep_dive.count('class="pb-heatmap-svg"') == 3
     assert deep_dive.count('src="/static/vendor/htmx-') == 1
     assert deep_dive.count('href="/static/css/pointer.css"') == 1
     assert deep_dive.count('name="sort-alpha"') == 2  # softmax, 1.5-entmax
@@ -522,6 +523,41 @@ def test_the_board_answers_its_figure_and_the_parts_out_of_band(api: TestClient)
     assert url.startswith("/papers/p?")
     assert "hull=0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.15,0.85" in url
     assert "hull-decoder=beam4" in url and "tsp-step=2" in url and "hull-width" not in url
+
+
+def test_the_heatmap_draws_every_probability_once_with_zeros_hatched(api: TestClient) -> None:
+    """The server's heatmap: each (step, position) cell once, exact zeros in the hatched path,
+    every nonzero one in the tint of its probability (never the zero look), the current step
+    outlined and one hover column per position."""
+    query = "sort=0.62,0.15,0.87,0.4,0.05,0.33,0.71&sort-alpha=1.5&sort-step=3"
+    html = board_get(api, "sort", query).text
+    data = json.loads(re.search(r"data-result-json>(.*?)</script>", html, re.S).group(1))
+    heatmap = html.split('class="pb-heatmap-svg"')[1].split("</svg>")[0]
+    cell = r"M([\d.]+) ([\d.]+)h9v9h-9z"
+    drawn: dict[tuple[float, float], float] = {}
+    for opacity, path in re.findall(r'class="pb-cell" fill-opacity="([\d.]+)" d="([^"]+)"', heatmap):
+        for x, y in re.findall(cell, path):
+            assert (float(x), float(y)) not in drawn
+            drawn[float(x), float(y)] = float(opacity)
+    zero_path = re.search(r'class="pb-cell-zero"[^>]* d="([^"]+)"', heatmap)
+    zeros = {(float(x), float(y)) for x, y in re.findall(cell, zero_path.group(1))}
+    xs = sorted({x for x, _ in drawn.keys() | zeros})
+    ys = sorted({y for _, y in drawn.keys() | zeros})
+    steps = data["steps"]
+    assert (len(ys), len(xs)) == (len(steps), data["n"])
+    assert len(drawn) + len(zeros) == len(steps) * data["n"]
+    for r, step in enumerate(steps):
+        for c, p in enumerate(step["distribution"]):
+            if p == 0:
+                assert (xs[c], ys[r]) in zeros
+            else:
+                opacity = drawn[xs[c], ys[r]]
+                assert 0.12 < opacity <= 1.0
+                assert opacity == pytest.approx(0.12 + 0.88 * math.ceil(p * 20) / 20, abs=1e-3)
+    assert zeros, "1.5-entmax sorting has exact zeros to hatch"
+    assert re.search(r'class="pb-hm-row is-current"[^>]*>step 3<', heatmap)
+    assert heatmap.count('class="pb-hm-current"') == 1
+    assert heatmap.count('class="pb-hm-column"') == data["n"]
 
 
 def test_the_board_draws_pointer_arrows_only_where_the_probability_is_not_zero(

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from app.assets import PLOTLY_URL
 from app.pointer_board import live_context
 from app.pointer_service import solve, solve_board, task_models
 from app.pointer_url_state import BoardState, board_state, inputs_text, url_keys
@@ -119,7 +118,6 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "max_inputs": MAX_INPUTS,
         "max_beam_width": MAX_BEAM_WIDTH,
         "max_samples": MAX_SAMPLES,
-        "plotly": PLOTLY_URL,
     }
     return {
         "board_id": f"pointer-board-{key}",

@@ -2,7 +2,7 @@
 // and htmx makes the round trips: each board's <form hx-get> sends the board's state (its
 // fields are the page address's keys) and swaps in the answer. This file turns clicks, drags
 // and arrow keys into the form's inputs box and asks htmx to send it, plays the decoder steps,
-// loads plotly once a heatmap nears the viewport, and links heatmap and board on hover.
+// and links the server's heatmap columns and the board's points on hover.
 "use strict";
 
 (() => {
@@ -11,19 +11,6 @@
   const PLAY_MS = 700;
   const round3 = (v) => Math.round(v * 1000) / 1000;
   const clamp01 = (v) => Math.min(1, Math.max(0, v));
-
-  let plotly = null; // one load for every board on the page
-  function loadPlotly(src) {
-    plotly ??= new Promise((resolve, reject) => {
-      const script = Object.assign(document.createElement("script"), { src });
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = reject;
-      document.head.append(script);
-    });
-    return plotly;
-  }
-
-  const cssColor = (el, name) => getComputedStyle(el).getPropertyValue(name).trim() || "#888";
 
   class Board {
     constructor(root) {
@@ -36,15 +23,9 @@
       this.typed = q("[data-typed]");
       this.slider = q("[data-step]");
       this.play = q("[data-play]");
-      this.heatmap = q("[data-heatmap]");
       this.hover = null;
       this.bind();
       this.answered();
-      new IntersectionObserver((entries, observer) => {
-        if (!entries.some((entry) => entry.isIntersecting)) return;
-        observer.disconnect();
-        loadPlotly(this.config.plotly).then(() => this.drawHeatmap());
-      }, { rootMargin: "400px" }).observe(this.heatmap);
     }
 
     get svg() {
@@ -71,7 +52,7 @@
       htmx.trigger(this.form, event);
     }
 
-    // The answer is in: the slider, the play button and the heatmap follow the new figure.
+    // The answer is in: the slider and the play button follow the new figure.
     answered() {
       const svg = this.svg;
       const steps = Number(svg.dataset.drawnSteps);
@@ -79,11 +60,7 @@
       this.slider.value = Number(svg.dataset.drawnStep) + 1;
       this.slider.disabled = this.play.disabled = steps === 0;
       this.root.classList.toggle("has-result", steps > 0);
-      const block = this.root.querySelector("[data-result-json]");
-      this.result = steps > 0 && block ? JSON.parse(block.textContent) : null;
       this.markHover();
-      // the board paints first; plotly's redraw (tens of ms) waits for the frame after
-      requestAnimationFrame(() => setTimeout(() => this.drawHeatmap()));
     }
 
     step() {
@@ -123,15 +100,14 @@
       on("pointercancel", this.endPress);
       on("contextmenu", this.onContextMenu);
       on("keydown", this.onKey);
-      on("pointerover", (event) => this.setHover(this.indexOf(event.target)));
-      on("pointerout", () => this.setHover(null));
+      // a point on the board and its column in the heatmap (the result slot) mark each other
+      root.addEventListener("pointerover", (event) => this.setHover(this.indexOf(event.target)));
+      root.addEventListener("pointerout", () => this.setHover(null));
     }
 
     startPlaying() {
       if (this.step() >= Number(this.slider.max) - 1) this.slider.value = 1;
-      this.play.textContent = "Pause";
-      this.play.setAttribute("aria-label", "Pause the decoding");
-      this.root.classList.add("is-playing");
+      this.showPlaying(true);
       htmx.trigger(this.form, "board-step");
       this.timer = setInterval(() => {
         if (this.step() >= Number(this.slider.max) - 1) return this.stopPlaying();
@@ -144,16 +120,21 @@
       if (!this.timer) return;
       clearInterval(this.timer);
       this.timer = null;
-      this.play.textContent = "Play";
-      this.play.setAttribute("aria-label", "Play the decoding");
-      this.root.classList.remove("is-playing");
+      this.showPlaying(false);
+    }
+
+    showPlaying(playing) {
+      this.play.textContent = playing ? "Pause" : "Play";
+      this.play.setAttribute("aria-label", `${this.play.textContent} the decoding`);
+      this.root.classList.toggle("is-playing", playing);
     }
 
     // ---- the board: add, drag, delete, move with keys ----
 
+    // the input a board mark or a heatmap column stands for
     indexOf(target) {
-      const mark = target.closest?.("[data-index]");
-      return mark ? Number(mark.dataset.index) : null;
+      const mark = target.closest?.("[data-index], [data-column]");
+      return mark ? Number(mark.dataset.index ?? mark.dataset.column) : null;
     }
 
     // A pointer event -> a point of the unit square, or a value on the sorting line.
@@ -262,57 +243,17 @@
       this.send(inputs); // htmx puts the focus back on the mark with the same id
     }
 
-    // ---- heatmap (plotly, loaded on approach) and hover links ----
-
-    drawHeatmap() {
-      const block = this.root.querySelector("[data-heatmap-figure]");
-      if (!window.Plotly) return;
-      this.heatmap.hidden = !block;
-      if (!block) return;
-      // the server names colours by the page's custom properties: dark mode follows
-      const resolve = (_, v) => (typeof v === "string" && v.startsWith("--") ? cssColor(this.root, v) : v);
-      const figure = JSON.parse(block.textContent, resolve);
-      this.positions = figure.data[0].x.length;
-      figure.layout.shapes = this.shapes();
-      Plotly.react(this.heatmap, figure.data, figure.layout, { displayModeBar: false, responsive: true });
-      if (this.heatmap.dataset.bound) return;
-      this.heatmap.dataset.bound = "true";
-      this.heatmap.on("plotly_hover", (event) => {
-        const column = event.points[0].pointNumber[1];
-        this.setHover(column < this.result.n ? column : null);
-      });
-      this.heatmap.on("plotly_unhover", () => this.setHover(null));
-    }
-
-    // the current step's row, and the column of the input pointed at
-    shapes() {
-      const positions = this.positions;
-      const rect = { type: "rect", xref: "x", yref: "y" };
-      const shapes = [{
-        ...rect, x0: -0.5, x1: positions - 0.5, y0: this.step() - 0.5, y1: this.step() + 0.5,
-        line: { color: cssColor(this.root, "--focus"), width: 2 },
-      }];
-      if (this.hover !== null) {
-        shapes.push({
-          ...rect, yref: "paper", x0: this.hover - 0.5, x1: this.hover + 0.5, y0: 0, y1: 1,
-          line: { color: cssColor(this.root, "--ink-soft"), width: 1.5, dash: "dot" },
-        });
-      }
-      return shapes;
-    }
+    // ---- hover links between the board and the heatmap ----
 
     setHover(index) {
       if (this.hover === index) return;
       this.hover = index;
       this.markHover();
-      if (window.Plotly && this.result && this.heatmap.data) {
-        Plotly.relayout(this.heatmap, { shapes: this.shapes() });
-      }
     }
 
     markHover() {
-      for (const mark of this.svg.querySelectorAll("[data-index]")) {
-        mark.classList.toggle("is-hovered", Number(mark.dataset.index) === this.hover);
+      for (const mark of this.root.querySelectorAll("[data-board-svg] [data-index], [data-column]")) {
+        mark.classList.toggle("is-hovered", this.indexOf(mark) === this.hover);
       }
     }
   }

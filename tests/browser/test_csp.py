@@ -36,10 +36,8 @@ def visit_every_part(tracked_page: TrackedPage, path: str) -> None:
 @pytest.mark.parametrize("slug", SLUGS)
 def test_deep_dives_draw_under_the_policy(tracked_page: TrackedPage, slug: str) -> None:
     visit_every_part(tracked_page, f"/papers/{slug}")
-    # plotly figures (drawn in the browser) and server-drawn SVG figures
-    plots = tracked_page.page.locator(".js-plotly-plot, svg.entmax-svg")
-    expect(plots.first).to_be_attached()
-    assert plots.evaluate_all("ps => ps.every(p => p.matches('svg') || p.querySelector('svg'))")
+    # the server-drawn SVG figures: the entmax family, the pointer heatmaps
+    expect(tracked_page.page.locator("svg.entmax-svg, svg.pb-heatmap-svg").first).to_be_attached()
     tracked_page.assert_clean()
 
 

@@ -125,23 +125,27 @@ def test_hull_board_draws_the_api_hull(tracked_page: TrackedPage) -> None:
     expect(board.locator("[data-layer=halos] .pb-halo")).to_have_count(len(points) + 1)
     zeros = sum(p == 0 for p in last["distribution"][: len(points)])
     expect(board.locator("[data-layer=halos] > .pb-halo.is-zero")).to_have_count(zeros)
-    row = board.locator("[data-heatmap]").evaluate("el => el.layout.shapes[0].y0")
-    assert row == pytest.approx(steps - 1.5)
+    # the heatmap outlines the last step's row, whose zeros are hatched: one cell per position
+    heatmap = board.locator("[data-heatmap]")
+    expect(heatmap.locator(".pb-hm-row.is-current")).to_have_text(f"step {steps}")
+    current = heatmap.locator(".pb-hm-current").bounding_box()
+    label = heatmap.locator(".pb-hm-row.is-current").bounding_box()
+    assert current is not None and label is not None
+    assert abs((current["y"] + current["height"] / 2) - (label["y"] + label["height"] / 2)) < 6
+    expect(heatmap.locator(".pb-hm-column")).to_have_count(len(points) + 1)
     page.keyboard.press("Home")
     expect(board.locator("[data-step-label]")).to_contain_text(f"Step 1 of {steps}")
     assert "hull-step=1" in page.url
 
     # hovering a point outlines its heatmap column, and hovering a column marks its point
     board.locator("[data-layer=points] [data-index='2']").hover()
-    column = board.locator("[data-heatmap]").evaluate("el => el.layout.shapes[1].x0")
-    assert column == pytest.approx(1.5)
-    plot = board.locator("[data-heatmap] .nsewdrag").bounding_box()
-    assert plot is not None
-    positions = len(points) + 1
-    page.mouse.move(plot["x"] + plot["width"] * 4.5 / positions, plot["y"] + 5)
+    expect(heatmap.locator("[data-column='2']")).to_have_class(re.compile("is-hovered"))
+    expect(heatmap.locator(".pb-hm-column.is-hovered")).to_have_count(1)
+    heatmap.locator("[data-column='4'] rect").hover()
     expect(board.locator("[data-layer=points] [data-index='4']")).to_have_class(
         re.compile("is-hovered")
     )
+    expect(heatmap.locator("[data-column='2']")).not_to_have_class(re.compile("is-hovered"))
 
     # edit: drag point 3, remove point 5 with a right-click and point 1 with the Delete key
     box = svg.bounding_box()
