@@ -535,7 +535,8 @@ def test_the_heatmap_draws_every_probability_once_with_zeros_hatched(api: TestCl
     heatmap = html.split('class="pb-heatmap-svg"')[1].split("</svg>")[0]
     cell = r"M([\d.]+) ([\d.]+)h9v9h-9z"
     drawn: dict[tuple[float, float], float] = {}
-    for opacity, path in re.findall(r'class="pb-cell" fill-opacity="([\d.]+)" d="([^"]+)"', heatmap):
+    tint = r'class="pb-cell" fill-opacity="([\d.]+)" d="([^"]+)"'
+    for opacity, path in re.findall(tint, heatmap):
         for x, y in re.findall(cell, path):
             assert (float(x), float(y)) not in drawn
             drawn[float(x), float(y)] = float(opacity)
