@@ -45,4 +45,3 @@ def test_the_page_is_light_and_its_heatmaps_need_no_plotly(
     print("pointer page:", [f"{t['dcl']:.0f} ms, {t['bytes']:,} B" for t in loads])
     assert min(t["dcl"] for t in loads) <= MAX_DOM_CONTENT_LOADED_MS
     assert max(t["bytes"] for t in loads) <= MAX_BYTES_BEFORE_INTERACTION
-
