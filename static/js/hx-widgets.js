@@ -2,20 +2,12 @@
 // answer at all shows why in the widget's [data-hx-error] line and marks the widget stale;
 // the next good answer clears both (a line marked data-hx-error="server" is redrawn by every
 // answer, and left as the answer drew it). A widget is the closest [data-hx-widget] around the
-// element that sent the request. When the widget's [data-hx-figure] still holds a figure,
+// element that sent the request (templates/base.html tells htmx to swap nothing on a 4xx and
+// log no console error for it). When the widget's [data-hx-figure] still holds a figure,
 // the line's data-stale note follows the sentence, else its data-empty note.
 "use strict";
 
 (() => {
-  // A 4xx is the reader's input (the sentence says what to change), not a fault of the page:
-  // htmx swaps nothing and, unlike for a 5xx, logs no console error.
-  htmx.config.responseHandling = [
-    { code: "204", swap: false },
-    { code: "[23]..", swap: true },
-    { code: "4..", swap: false, error: false },
-    { code: "...", swap: false, error: true },
-  ];
-
   function parts(event) {
     const widget = event.detail.elt.closest("[data-hx-widget]");
     const line = widget?.querySelector("[data-hx-error]");

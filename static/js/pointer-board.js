@@ -59,7 +59,6 @@
       this.slider.max = Math.max(1, steps);
       this.slider.value = Number(svg.dataset.drawnStep) + 1;
       this.slider.disabled = this.play.disabled = steps === 0;
-      this.root.classList.toggle("has-result", steps > 0);
       this.markHover();
     }
 

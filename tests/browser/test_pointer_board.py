@@ -57,8 +57,7 @@ def wait_for_answer(page: Page, board: Locator, n: int) -> dict:
     page.wait_for_function(
         """([board, n]) => {
             const block = board.querySelector("[data-result-json]");
-            return board.classList.contains("has-result")
-                && !board.classList.contains("htmx-request")
+            return !board.classList.contains("htmx-request")
                 && block && JSON.parse(block.textContent).n === n;
         }""",
         arg=[board.element_handle(), n],
