@@ -46,3 +46,6 @@ def test_full_models_serve_where_present_and_high_ones_elsewhere(tmp_path: Path)
         1.5: "seq2seq-inflect-full-a1.5",
         2.0: "seq2seq-inflect-a2",
     }
+    # a replay phase (models.recipes) supersedes the model it started from
+    save_checkpoint(Seq2Seq(config), "seq2seq-inflect-full-a1.5-replay", entry, tmp_path)
+    assert served_names(tmp_path)[1.5] == "seq2seq-inflect-full-a1.5-replay"

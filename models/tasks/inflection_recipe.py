@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import version
 
-from models.checkpoints import CHECKPOINT_DIR
+import torch
+
+from models.checkpoints import CHECKPOINT_DIR, load_model, read_manifest
 from models.seq2seq import Seq2Seq, Seq2SeqRecipe, greedy_decode
 from models.tasks.inflection import (
     FULL_CAP,
@@ -31,18 +33,25 @@ def _training_pairs(
     ]
 
 
-def greedy_accuracy(
+def greedy_correct(
     model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]
-) -> float:
-    """Share of examples whose greedy output is one of the valid forms."""
-    correct = 0
+) -> list[bool]:
+    """For each example, whether its greedy output is one of the valid forms."""
+    correct = []
     for start in range(0, len(examples), 256):
         chunk = examples[start : start + 256]
         sources = [vocab.encode_source(e.language, e.features, e.lemma) for e in chunk]
         max_len = max(max_output_length(e.lemma) for e in chunk)
         for e, tokens in zip(chunk, greedy_decode(model, sources, max_len), strict=True):
-            correct += "".join(vocab.target[t] for t in tokens) in e.forms
-    return correct / max(1, len(examples))
+            correct.append("".join(vocab.target[t] for t in tokens) in e.forms)
+    return correct
+
+
+def greedy_accuracy(
+    model: Seq2Seq, vocab: InflectionVocab, examples: list[InflectionExample]
+) -> float:
+    """Share of examples whose greedy output is one of the valid forms."""
+    return sum(greedy_correct(model, vocab, examples)) / max(1, len(examples))
 
 
 @dataclass
@@ -60,6 +69,12 @@ class InflectionRecipe(Seq2SeqRecipe):
     encoder_layers: int = 1
     batch_size: int = 128
     validate_every: int = 1000
+    lr: float = 2e-3
+    # A second phase for the full setting: fine-tune the trained checkpoint `replay_from` (run
+    # with --init-from its weights) on its training set with every cell it still gets wrong
+    # (greedy) repeated `replay_copies` more times, so that it learns what no rule predicts.
+    replay_from: str | None = None
+    replay_copies: int = 0
     family: str = "seq2seq"
     task: str = "inflection"
 
@@ -69,7 +84,7 @@ class InflectionRecipe(Seq2SeqRecipe):
         if CHECKPOINT_DIR.exists():
             self.vocab.save(CHECKPOINT_DIR)
         warmup = min(200, self.steps // 10)
-        self.set_up_model(len(self.vocab.source), len(self.vocab.target), 2e-3, warmup)
+        self.set_up_model(len(self.vocab.source), len(self.vocab.target), self.lr, warmup)
         self.available: dict[str, int] | None = None  # full setting: cells before the cap
         if self.setting == "full":
             self.training, self.available = load_full(self.vocab)
@@ -78,6 +93,24 @@ class InflectionRecipe(Seq2SeqRecipe):
         else:
             self.training = self.splits[self.setting]
         self._pairs = _training_pairs(self.training, self.vocab)
+        self._replay: dict | None = None
+        if self.replay_from is not None:
+            mistakes = self._mistakes_of(self.replay_from)
+            self._pairs += _training_pairs(mistakes, self.vocab) * self.replay_copies
+            self._replay = {
+                "from": self.replay_from,
+                "sha256": read_manifest()[self.replay_from]["sha256"],
+                "cells_wrong_before": len(mistakes),
+                "copies": self.replay_copies,
+            }
+
+    def _mistakes_of(self, name: str) -> list[InflectionExample]:
+        """The training cells the checkpoint `name` gets wrong with greedy decoding."""
+        model, _entry = load_model(name)
+        model.eval()
+        with torch.no_grad():
+            correct = greedy_correct(model, self.vocab, self.training)
+        return [e for e, right in zip(self.training, correct, strict=True) if not right]
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
@@ -99,6 +132,7 @@ class InflectionRecipe(Seq2SeqRecipe):
             "training_pairs": len(self._pairs),
             "vocab_file": VOCAB_FILE,
             **(self._full_description() if self.setting == "full" else {}),
+            **({"replay": self._replay} if self._replay else {}),
         }
 
     def _full_description(self) -> dict:
