@@ -3,6 +3,8 @@ translation cleaning rules. Each test here fails on a bug that the older tests l
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -351,6 +353,18 @@ def test_validate_points_sentences() -> None:
     assert tsp.validate_points([[0, 0], [1, 0], [0, 1]]).dtype == np.float64
 
 
+def test_label_tour_is_exact_up_to_held_karp_and_near_optimal_beyond() -> None:
+    rng = np.random.default_rng(11)
+    small = rng.random((tsp.HELD_KARP_MAX_N, 2))
+    assert tsp.label_tour(small) == tsp.held_karp(small)
+    large = rng.random((tsp.HELD_KARP_MAX_N + 2, 2))
+    tour = tsp.label_tour(large)
+    assert tsp.is_valid_tour(tour, len(large)) and tour == tsp.canonical_tour(tour)
+    optimal = tsp.tour_length(large, tsp.held_karp_batch(large[None])[0])
+    assert tsp.tour_length(large, tour) == pytest.approx(optimal, rel=1e-6)
+
+
+FIRST_LABEL_POINT = [0.9368904232978821, 0.533416211605072]
 LARGE_FIRST_POINT = [0.7929853101699025, 0.3070705586434591]
 
 
@@ -363,7 +377,7 @@ def test_the_tsp_validation_set_is_its_own_fixed_stream() -> None:
 
 
 def test_label_rounds_are_cached_whole_and_load_back_merged(tmp_path, monkeypatch, capsys) -> None:
-    out = tmp_path / "labels"
+    out = tmp_path / "cache" / "tsp" / "labels"  # made with its parents
     with pytest.raises(FileNotFoundError, match="No TSP labels in"):
         tsp.load_labels(str(out))
     argv = ["tsp", "--rounds", "2", "--per-size", "2", "--min-n", "13", "--max-n", "15"]
@@ -374,8 +388,15 @@ def test_label_rounds_are_cached_whole_and_load_back_merged(tmp_path, monkeypatc
     stamp = (out / "round_000.npz").stat().st_mtime_ns
     tsp.main()  # rounds already there are kept, not redone
     assert (out / "round_000.npz").stat().st_mtime_ns == stamp and capsys.readouterr().out == ""
+    (out / "round_001.npz").unlink()  # a later round lost: only it is made again
+    tsp.main()
+    assert (out / "round_001.npz").exists() and (out / "round_000.npz").stat().st_mtime_ns == stamp
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 1 and re.fullmatch(r"round 1: \d s", printed[0])
     labels = tsp.load_labels(str(out))
     assert sorted(labels) == [13, 14, 15]
+    # the training stream's instances (the cached labels of older runs stay valid)
+    np.testing.assert_allclose(labels[13][0][0, 0], FIRST_LABEL_POINT, atol=1e-6)
     validation = tsp.validation_set(15, 4)
     for n, (points, tours) in labels.items():
         assert points.shape == (4, n, 2) and points.dtype == np.float32

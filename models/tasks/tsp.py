@@ -159,15 +159,14 @@ def farthest_insertion(points: np.ndarray) -> list[int]:
     n = len(d)
     a, b = np.unravel_index(d.argmax(), d.shape)
     tour = [int(a), int(b)]
-    in_tour = np.zeros(n, dtype=bool)
-    in_tour[[a, b]] = True
-    gap = np.minimum(d[a], d[b])  # distance of each city to the partial tour
+    # each city's distance to the partial tour: 0 for the cities in it (no two are the same
+    # point), so the farthest city is never one of them
+    gap = np.minimum(d[a], d[b])
     for _ in range(n - 2):
-        city = int(np.where(in_tour, -np.inf, gap).argmax())
+        city = int(gap.argmax())
         nxt = np.roll(tour, -1)
         increase = d[tour, city] + d[city, nxt] - d[tour, nxt]
         tour.insert(int(increase.argmin()) + 1, city)
-        in_tour[city] = True
         gap = np.minimum(gap, d[city])
     return canonical_tour(tour)
 
