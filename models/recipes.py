@@ -142,6 +142,10 @@ def _inflect_medium(alpha: float) -> Recipe:
     return InflectionRecipe(name, alpha, setting="medium", steps=6000)
 
 
+# the full setting's data and model shape, shared by its two phases
+FULL_MODEL = {"setting": "full", "emb_dim": 128, "hidden": 256, "dropout": 0.1}
+
+
 def _inflect_full(alpha: float) -> Recipe:
     """The live widget's models: the whole training split (capped at 40,000 cells per
     language, frequent lemmas first; see models/tasks/inflection.py), twice the high models'
@@ -154,14 +158,7 @@ def _inflect_full(alpha: float) -> Recipe:
     279,000 training pairs, enough to memorise what no rule predicts.
     """
     return InflectionRecipe(
-        f"seq2seq-inflect-full-a{alpha:g}",
-        alpha,
-        setting="full",
-        steps=60_000,
-        emb_dim=128,
-        hidden=256,
-        dropout=0.1,
-        validate_every=500,
+        f"seq2seq-inflect-full-a{alpha:g}", alpha, steps=60_000, validate_every=500, **FULL_MODEL
     )
 
 
@@ -173,13 +170,10 @@ def _inflect_full_replay(alpha: float) -> Recipe:
     return InflectionRecipe(
         f"seq2seq-inflect-full-a{alpha:g}-replay",
         alpha,
-        setting="full",
         steps=12_000,
-        emb_dim=128,
-        hidden=256,
-        dropout=0.1,
         validate_every=1000,
         lr=5e-4,
+        **FULL_MODEL,
         replay_from=f"seq2seq-inflect-full-a{alpha:g}",
         replay_copies=8,
     )
