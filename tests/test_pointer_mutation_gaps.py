@@ -180,7 +180,9 @@ def test_shipped_sparse_pointer_has_exact_zeros_among_the_open_inputs() -> None:
         # the distributions are entmax15 of the model's scores, not softmax of them
         with torch.no_grad():
             scores = model(as_inputs(instance[None], 1), torch.tensor([trace.chosen]))[0]
-        np.testing.assert_allclose(trace.distributions, entmax15(scores).numpy(), atol=1e-6)
+        # (float32 scores from a batch of 4 and of 1 differ in the last bits: atol 1e-5, far
+        # below the tenths that separate softmax from 1.5-entmax here)
+        np.testing.assert_allclose(trace.distributions, entmax15(scores).numpy(), atol=1e-5)
         open_zeros = (torch.tensor(trace.distributions) == 0) & torch.isfinite(scores)
         assert (torch.softmax(scores.double(), -1)[open_zeros] > 1e-30).all()
 
