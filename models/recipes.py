@@ -166,16 +166,17 @@ def _inflect_full_replay(alpha: float) -> Recipe:
     """Phase two of a full model: 12,000 steps from its weights (`--init-from
     checkpoints/seq2seq-inflect-full-a<α>.safetensors`) at a quarter of the learning rate, on
     its training set with each cell it still got wrong repeated 8 more times. After 60,000
-    steps the α = 1.5 model gave back only 43% of the irregular English pasts it was taught."""
+    steps the α = 1.5 model gave back only 43% of the irregular English pasts it was taught
+    (go → woed, eat → eated); after this phase 80%, for 0.8 points of held-out accuracy."""
     return InflectionRecipe(
         f"seq2seq-inflect-full-a{alpha:g}-replay",
         alpha,
         steps=12_000,
         validate_every=1000,
         lr=5e-4,
-        **FULL_MODEL,
         replay_from=f"seq2seq-inflect-full-a{alpha:g}",
         replay_copies=8,
+        **FULL_MODEL,
     )
 
 
