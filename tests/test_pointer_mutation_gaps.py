@@ -20,13 +20,16 @@ import torch
 from models.checkpoints import CHECKPOINT_DIR, load_model, read_manifest
 from models.entmax import entmax15, sparsemax
 from models.pointer import (
+    IGNORE_INDEX,
     Config,
     Memory,
     PointerNet,
+    Trace,
     as_inputs,
     beam_candidates,
     beam_search,
     greedy,
+    pointer_loss,
     pointer_mapping,
 )
 
@@ -203,3 +206,123 @@ def test_toy_sparse_pointer_has_exact_zeros_among_the_open_inputs(pointer: str) 
         np.testing.assert_allclose(trace.distributions, expected, atol=1e-4)
         softmax = torch.softmax(scores.double(), -1).numpy()
         assert (softmax[np.isfinite(scores.numpy())] > 1e-30).all()  # softmax has no zeros here
+
+
+# ---- the shipped models, pinned: any change to the network's arithmetic moves these ----
+
+GOLDEN_INSTANCES = {  # np.random.default_rng(2026), in this order
+    "pointer-hull": (3, 12, 2),
+    "pointer-tsp": (3, 10, 2),
+    "pointer-sort": (3, 10),
+    "pointer-sort-entmax15": (3, 10),
+}
+GOLDEN = {  # greedy orders, their log-probabilities, the teacher-forced loss of those choices
+    "pointer-hull": (
+        [[9, 11, 3, 5, 7, 2, 0], [5, 3, 1, 10, 2, 11, 7, 4], [5, 9, 7, 10, 8]],
+        [-2.2714, -1.9782, -1.4641],
+        0.24843,
+    ),
+    "pointer-tsp": (
+        [
+            [0, 1, 9, 5, 3, 6, 2, 4, 7, 8],
+            [0, 1, 5, 9, 8, 4, 6, 3, 2, 7],
+            [0, 1, 6, 5, 3, 2, 8, 7, 4, 9],
+        ],
+        [-0.107, -1.8312, -1.048],
+        0.09954,
+    ),
+    "pointer-sort": (
+        [
+            [2, 6, 9, 8, 3, 7, 4, 0, 5, 1],
+            [6, 0, 4, 3, 7, 9, 1, 5, 8, 2],
+            [3, 6, 1, 5, 9, 8, 0, 2, 7, 4],
+        ],
+        [0.0, -0.2112, 0.0],
+        0.00704,
+    ),
+    "pointer-sort-entmax15": (
+        [
+            [5, 3, 6, 8, 0, 9, 2, 7, 1, 4],
+            [3, 5, 7, 0, 8, 9, 6, 4, 2, 1],
+            [5, 8, 2, 7, 9, 3, 6, 4, 0, 1],
+        ],
+        [0.0, -0.1379, 0.0],
+        0.00132,
+    ),
+}
+
+
+def test_shipped_models_decode_and_score_as_recorded() -> None:
+    """The served checkpoints on fixed instances: greedy orders, log-probabilities and the
+    teacher-forced loss (padded hull targets included). Recorded from these checkpoints; a
+    retrained model needs new values (its sha256 changes in checkpoints/manifest.json)."""
+    rng = np.random.default_rng(2026)
+    instances = {name: rng.random(shape) for name, shape in GOLDEN_INSTANCES.items()}
+    for name, (orders, log_probs, loss) in GOLDEN.items():
+        model = shipped(name)
+        traces = greedy(model, instances[name])
+        assert [t.order for t in traces] == orders, name
+        assert [t.log_prob for t in traces] == pytest.approx(log_probs, abs=2e-3), name
+        longest = max(len(t.chosen) for t in traces)
+        targets = torch.tensor(
+            [t.chosen + [IGNORE_INDEX] * (longest - len(t.chosen)) for t in traces]
+        )
+        with torch.no_grad():
+            scores = model(as_inputs(instances[name], model.config.input_dim), targets)
+        recorded = pointer_loss(model.config.pointer, scores, targets)
+        assert float(recorded) == pytest.approx(loss, rel=2e-3, abs=1e-5), name
+        for trace in traces:
+            steps = trace.steps()
+            assert [s["chosen"] for s in steps] == trace.chosen
+            assert [s["support_size"] for s in steps] == trace.support_sizes
+            assert np.allclose([s["distribution"] for s in steps], trace.distributions)
+
+
+def test_a_trace_with_mismatched_records_is_refused() -> None:
+    trace = Trace(
+        order=[0], chosen=[0, 1], distributions=np.eye(2)[:1], support_sizes=[1], log_prob=0.0
+    )
+    with pytest.raises(ValueError):
+        trace.steps()
+
+
+def test_fresh_parameters_follow_the_papers_initialisation() -> None:
+    """Vinyals et al.: parameters uniform in [-0.08, 0.08] (the learned first decoder input
+    and end vector); the attention vector v uniform in ±1/√hidden."""
+    torch.manual_seed(0)
+    model = PointerNet(Config(input_dim=2, hidden=256, end_position=True))
+    for vector in (model.go, model.end):
+        assert vector.abs().max() <= 0.08 and vector.min() < -0.06 and vector.max() > 0.06
+    bound = 1 / math.sqrt(256)
+    v = model.pointer.v
+    assert v.abs().max() <= bound and v.min() < -0.8 * bound and v.max() > 0.8 * bound
+    assert model.pointer.w_ref.bias is None
+
+
+def test_config_errors_name_what_is_allowed() -> None:
+    with pytest.raises(ValueError, match="pointer must be one of .*got 'relu'"):
+        Config(input_dim=2, hidden=8, pointer="relu")
+    with pytest.raises(ValueError, match="input_order must be 'given' or 'x', got 'y'"):
+        Config(input_dim=2, hidden=8, input_order="y")
+
+
+def test_as_inputs_adds_the_feature_axis_only_to_values() -> None:
+    assert as_inputs(np.zeros((3, 4)), 1).shape == (3, 4, 1)
+    assert as_inputs(np.zeros((3, 4, 1)), 1).shape == (3, 4, 1)
+    assert as_inputs(np.zeros((3, 4, 2)), 2).shape == (3, 4, 2)
+
+
+def test_beam_search_passes_the_budget_check_down() -> None:
+    torch.manual_seed(0)
+    model = PointerNet(Config(input_dim=2, hidden=16))
+    calls = []
+    beam_search(
+        model, np.random.default_rng(0).random((6, 2)), width=3, check=lambda: calls.append(1)
+    )
+    assert calls
+
+    def stop() -> None:
+        raise TimeoutError("budget spent")
+
+    with pytest.raises(TimeoutError):
+        beam_search(model, np.random.default_rng(0).random((6, 2)), width=3, check=stop)

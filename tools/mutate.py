@@ -49,7 +49,11 @@ TARGETS = {
     ),
     "pointer": Target(
         "models/pointer.py",
-        ("tests/test_pointer.py", "tests/test_pointer_mutation_gaps.py"),
+        (
+            "tests/test_pointer.py",
+            "tests/test_pointer_sample.py",
+            "tests/test_pointer_mutation_gaps.py",
+        ),
     ),
     "seq2seq": Target(
         "models/seq2seq.py",
