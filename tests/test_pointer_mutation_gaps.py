@@ -28,7 +28,9 @@ from models.pointer import (
     as_inputs,
     beam_candidates,
     beam_search,
+    best_of,
     greedy,
+    inverse_cdf,
     pointer_loss,
     pointer_mapping,
 )
@@ -326,3 +328,31 @@ def test_beam_search_passes_the_budget_check_down() -> None:
 
     with pytest.raises(TimeoutError):
         beam_search(model, np.random.default_rng(0).random((6, 2)), width=3, check=stop)
+
+
+def test_inverse_cdf_draws_by_mass_and_never_a_zero() -> None:
+    probs = torch.tensor([[0.3, 0.7, 0.0, 0.0], [1.0, 3.0, 0.0, 0.0]])  # the second not normalised
+    # u = 1 is the rounding edge: the cumulative sum reaches the total at the last open position
+    assert inverse_cdf(probs, torch.tensor([1.0, 1.0])).tolist() == [1, 1]
+    assert inverse_cdf(probs, torch.tensor([0.29, 0.24])).tolist() == [0, 0]
+    assert inverse_cdf(probs, torch.tensor([0.31, 0.26])).tolist() == [1, 1]  # 0.26 of 4 > 1
+
+
+def test_best_of_prefers_the_more_probable_of_equally_good_answers() -> None:
+    def trace(order: list[int], log_prob: float) -> Trace:
+        return Trace(order, order, np.zeros((len(order), 3)), [3] * len(order), log_prob)
+
+    reverse, forward = trace([0, 2, 1], -2.0), trace([0, 1, 2], -0.5)  # one tour, both ways
+    best, running = best_of([reverse, forward, trace([1, 0, 2], -0.1)], lambda o: 1.0 + (o[0] == 1))
+    assert best is forward
+    assert running == [1.0, 1.0, 1.0]
+
+
+def test_a_model_without_glimpse_and_its_config_round_trip() -> None:
+    torch.manual_seed(0)
+    model = PointerNet(Config(input_dim=1, hidden=8, glimpse=False))
+    (trace,) = greedy(model, np.random.default_rng(0).random((1, 5)))
+    assert sorted(trace.order) == list(range(5))
+    assert np.allclose(trace.distributions.sum(axis=1), 1.0, atol=1e-5)
+    assert model.config_dict()["glimpse"] is False
+    assert PointerNet.from_config(model.config_dict()).config == model.config
