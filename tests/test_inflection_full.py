@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from models import evaluate_seq2seq as ev
+from models.checkpoints import load_model, read_manifest
 from models.seq2seq import Config, Seq2Seq, pad_batch
 from models.tasks import inflection, inflection_recipe
 from models.tasks.inflection import InflectionExample
@@ -217,3 +218,31 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
     assert "(2 cells)" in table["columns"][3] and "(1)" in table["columns"][4]
     assert "7 cells" in table["note"] and "hidden size 256" in table["note"]
     assert "every α 60,000 steps" in table["note"]
+
+
+def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong() -> None:
+    """The replay phase's data: the training pairs, plus `replay_copies` more of each cell the
+    named checkpoint decodes wrongly (greedy), recorded with the checkpoint's sha256."""
+    source = "seq2seq-inflect-a1"
+    if source not in read_manifest():
+        pytest.skip(f"{source} is not trained in this checkout")
+    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+    replayed = inflection_recipe.InflectionRecipe(
+        "replayed", 1.0, setting="medium", steps=10, replay_from=source, replay_copies=3
+    )
+    model, entry = load_model(source)
+    with torch.no_grad():
+        correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
+    wrong = [e for e, right in zip(plain.training, correct, strict=True) if not right]
+    assert 0 < len(wrong) < len(plain.training)
+    extra = sum(len(e.forms) for e in wrong) * 3
+    assert len(replayed._pairs) == len(plain._pairs) + extra
+    assert replayed._pairs[: len(plain._pairs)] == plain._pairs
+    replay = replayed.data_description()["replay"]
+    assert replay == {
+        "from": source,
+        "sha256": entry["sha256"],
+        "cells_wrong_before": len(wrong),
+        "copies": 3,
+    }
+    assert "replay" not in plain.data_description()
