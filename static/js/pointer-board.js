@@ -9,6 +9,7 @@
   const LONG_PRESS_MS = 550;
   const DRAG_SLOP = 4; // px of movement before a press becomes a drag
   const PLAY_MS = 700;
+  const THROTTLE_MS = { "board-drag": 40, "board-step": 60 }; // one request per window at most
   const round3 = (v) => Math.round(v * 1000) / 1000;
   const clamp01 = (v) => Math.min(1, Math.max(0, v));
 
@@ -24,6 +25,7 @@
       this.slider = q("[data-step]");
       this.play = q("[data-play]");
       this.hover = null;
+      this.throttles = { "board-drag": {}, "board-step": {} };
       this.bind();
       this.answered();
     }
@@ -49,7 +51,29 @@
         : inputs.map(([x, y]) => `${x}, ${y}\n`).join("");
       this.slider.value = 1; // new inputs: start from the first step
       this.stopPlaying();
+      if (event === "board-drag") return this.throttled(event);
+      this.throttles["board-drag"].again = false; // this answer is the drag's last word
       htmx.trigger(this.form, event);
+    }
+
+    // Send `event` now or, when one went out less than THROTTLE_MS ago, once more at the end of
+    // the window: the request reads the form as it leaves, so the last state is always answered.
+    // (htmx's own throttle modifier is shared by all of a form's triggers and drops the last
+    // event of a window: a drag's release or the slider's final step would go unanswered.)
+    throttled(event) {
+      const slot = this.throttles[event];
+      if (slot.timer) {
+        slot.again = true;
+        return;
+      }
+      htmx.trigger(this.form, event);
+      slot.timer = setTimeout(() => {
+        slot.timer = null;
+        if (slot.again) {
+          slot.again = false;
+          this.throttled(event);
+        }
+      }, THROTTLE_MS[event]);
     }
 
     // The answer is in: the slider and the play button follow the new figure.
@@ -87,7 +111,7 @@
       });
       this.slider.addEventListener("input", () => {
         this.stopPlaying();
-        htmx.trigger(this.form, "board-step");
+        this.throttled("board-step");
       });
       this.play.addEventListener("click", () => (this.timer ? this.stopPlaying() : this.startPlaying()));
       this.canvas.addEventListener("htmx:afterSwap", () => this.answered());
@@ -107,11 +131,11 @@
     startPlaying() {
       if (this.step() >= Number(this.slider.max) - 1) this.slider.value = 1;
       this.showPlaying(true);
-      htmx.trigger(this.form, "board-step");
+      this.throttled("board-step");
       this.timer = setInterval(() => {
         if (this.step() >= Number(this.slider.max) - 1) return this.stopPlaying();
         this.slider.value = this.step() + 2;
-        htmx.trigger(this.form, "board-step");
+        this.throttled("board-step");
       }, PLAY_MS);
     }
 

@@ -1,6 +1,6 @@
 """The pointer board's numbers in Chromium: a hundred random points and near-equal values on the
 sorting line show numbers that never overlap (measured with the browser's own text boxes); the
-script places them exactly as app/board_labels.py does; a hidden number shows on focus.
+server places them exactly as app/board_labels.py says; a hidden number shows on focus.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 from playwright.sync_api import Locator, Page
 
 from app.board_labels import LINE_ROWS, end_mark_boxes, place_point_labels
+from app.pointer_views import board_xy
 from tests.browser.conftest import ARTIFACTS, TrackedPage
 from tests.browser.test_pointer_board import (
     FRAME,
-    PAD,
     PAGE,
     board_points,
     pytestmark,  # noqa: F401 (skip without the trained pointer checkpoints)
@@ -64,8 +64,7 @@ def test_a_hundred_points_show_numbers_that_never_overlap(
     assert 20 < len(shown) < 100  # thinned out, not emptied
 
     # the script's spots are the server's rule, number for number
-    span = FRAME - 2 * PAD
-    coords = [(PAD + x * span, FRAME - PAD - y * span) for x, y in board_points(page, "hull")]
+    coords = [board_xy(x, y) for x, y in board_points(page, "hull")]  # rounded as drawn
     expected = place_point_labels(coords, FRAME, end_mark_boxes(FRAME))
     drawn = svg.evaluate(
         """(svg) => [...svg.querySelectorAll("[data-layer=points] .pb-point text")].map((t) => ({

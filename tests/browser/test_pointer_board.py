@@ -252,6 +252,35 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     tracked_page.assert_clean()
 
 
+def test_a_quick_drag_is_answered_where_it_was_released(tracked_page: TrackedPage) -> None:
+    """Two moves and the release within a few milliseconds: the answer on the board is the one
+    for where the value was let go, not for a point the drag passed through (htmx's throttle
+    modifier, shared by all of a form's triggers, used to drop both the last move and the
+    release)."""
+    page = tracked_page.page
+    tracked_page.goto(PAGE + "?sort=0.3,0.9,0.1,0.6#pointer-board-sort")
+    sort = page.locator("#pointer-board-sort")
+    sort.scroll_into_view_if_needed()
+    wait_for_answer(page, sort, 4)
+    line = sort.locator("[data-board-canvas]").bounding_box()
+    grab = sort.locator("[data-index='2'] .pb-grab").bounding_box()
+    assert line is not None and grab is not None
+    y = grab["y"] + grab["height"] / 2
+    at = lambda value: line["x"] + line["width"] * (PAD + value * (FRAME - 2 * PAD)) / FRAME  # noqa: E731
+    page.mouse.move(grab["x"] + grab["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(at(0.45), y)  # between 0.3 and 0.6: third of four
+    page.mouse.move(at(0.97), y)  # past 0.9: the largest
+    page.mouse.up()
+    page.wait_for_timeout(300)  # every answer asked for is on its way or in
+    wait_for_answer(page, sort, 4)
+    answer = json.loads(sort.locator("[data-result-json]").text_content() or "{}")
+    assert answer["reference"]["order"][-1] == 2, answer["reference"]["order"]
+    values = [float(v) for v in parse_qs(urlsplit(page.url).query)["sort"][0].split(",")]
+    assert values[2] == pytest.approx(0.97, abs=0.01)
+    tracked_page.assert_clean()
+
+
 def test_screenshots_desktop(tracked_page: TrackedPage) -> None:
     page = tracked_page.page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
