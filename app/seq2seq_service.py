@@ -53,10 +53,12 @@ NAME_PREFIX: dict[Task, str] = {
     "translation": "seq2seq-translate-a",
 }
 # Stronger models the widgets serve instead at the same α once the manifest has them, the first
-# present of each list: the inflection models of the "full" setting (the whole training split),
-# after their replay phase where it has run, not the paper-protocol "high" ones of the tables.
+# present of each list, not the paper-protocol ones of the tables: the inflection models of the
+# "full" setting (the whole training split), after their replay phase where it has run, and the
+# big translation models (corpus v2, 2-layer encoder, hidden 256).
 LIVE_NAMES: dict[Task, tuple[str, ...]] = {
     "inflection": ("seq2seq-inflect-full-a{alpha:g}-replay", "seq2seq-inflect-full-a{alpha:g}"),
+    "translation": ("seq2seq-translate-big-a{alpha:g}",),
 }
 
 # Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
@@ -150,6 +152,7 @@ class ServedSeq2Seq:
     out_alpha: float
     runner: Inflector | Translator
     training_set: str | None  # the manifest's data setting (high, medium, …), if it names one
+    corpus: str | None  # translation: the corpus version it was trained on (v1 before v2 came)
 
     @property
     def output_vocab_size(self) -> int:
@@ -166,6 +169,7 @@ def load_seq2seq(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serv
     else:
         raise ValueError(f"seq2seq task {task!r} has no widget")
     config = entry["config"]
+    data = entry.get("data") or {}
     return ServedSeq2Seq(
         name,
         task,
@@ -173,7 +177,8 @@ def load_seq2seq(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serv
         float(config["attn_alpha"]),
         float(config["out_alpha"]),
         runner,
-        (entry.get("data") or {}).get("setting"),
+        data.get("setting"),
+        data.get("corpus", "v1") if task == "translation" else None,
     )
 
 
@@ -279,12 +284,13 @@ def trace_response(
 
 
 def reference_lookup(
-    registry: ModelRegistry, task: Task
+    registry: ModelRegistry, task: Task, corpus: str = "v1"
 ) -> InflectionLexicon | TranslationCorpus | None:
-    """The task's reference file (sha256-verified, loaded once), or None when it is missing or
-    broken; the registry logs why, and /readyz lists it."""
+    """The task's reference file (sha256-verified, loaded once; for translation, the one of the
+    model's corpus), or None when it is missing or broken; the registry logs why, and /readyz
+    lists it."""
     try:
-        return registry.get(references.NAMES[task])
+        return registry.get(references.reference_name(task, corpus))
     except ModelUnavailable:
         return None
 
@@ -310,9 +316,9 @@ def inflection_reference(
 
 
 def translation_reference(
-    registry: ModelRegistry, text: str, best: str
+    registry: ModelRegistry, served: ServedSeq2Seq, text: str, best: str
 ) -> TranslationReference | None:
-    corpus = reference_lookup(registry, "translation")
+    corpus = reference_lookup(registry, "translation", served.corpus or "v1")
     found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
     if found is None:
         return None
@@ -382,7 +388,7 @@ def translate(
         trace = served.runner.translate(request.text, request.beam_width, alpha, alpha, check)
     except InvalidTranslationInput as exc:
         raise InvalidSeq2SeqInput(str(exc)) from exc
-    reference = translation_reference(registry, request.text, trace.hypotheses[0].text)
+    reference = translation_reference(registry, served, request.text, trace.hypotheses[0].text)
     return trace_response("translation", trace, model_info(served, alpha), started, reference)
 
 

@@ -12,13 +12,15 @@ compact files beside the checkpoints, and the server reads only those:
   a whole paradigm are stored once and shared by every lemma that inflects the same way, which
   takes 2.7 million cells from about 100 MB of text to a file of about 1 MB.
 - ``seq2seq-translate-reference.json.xz``: every (source, target) pair of the translation
-  corpus in ``models.tasks.translation``, by split, with the corpus sha256.
+  corpus in ``models.tasks.translation``, by split, with the corpus sha256; one file per corpus
+  version (``seq2seq-translate-v2-reference.json.xz`` for v2), since a model's verdict must
+  come from the very pairs and splits it was trained on.
 
 Each file carries a format name and version, and is entered in checkpoints/manifest.json (family
 ``reference``) with its sha256, which the loader checks like a checkpoint's.
 
     python -m models.references inflection    # needs the [dev] extra (the lexicon packages)
-    python -m models.references translation   # needs the corpus (models.tasks.translation)
+    python -m models.references translation [--corpus v2]   # needs that corpus
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ FORMATS = {
     "translation": "papertrace-translation-reference",
 }
 _EDIT = re.compile(r"(\d+)(\D*)")
+
+
+def reference_name(task: str, corpus: str = "v1") -> str:
+    """The manifest name of a task's reference file; translation has one per corpus version
+    (v1's keeps the name it shipped with)."""
+    if task == "translation" and corpus != "v1":
+        return f"seq2seq-translate-{corpus}-reference"
+    return NAMES[task]
 
 
 # --- inflection ------------------------------------------------------------------------------
@@ -214,9 +224,9 @@ def check_format(document: dict, task: str) -> None:
         )
 
 
-def write_reference(task: str, document: dict, data: dict, directory: Path) -> dict:
-    """Write the file atomically and enter it in the manifest; return the manifest entry."""
-    path = directory / f"{NAMES[task]}.json.xz"
+def write_reference(task: str, name: str, document: dict, data: dict, directory: Path) -> dict:
+    """Write the file atomically and enter it in the manifest as `name`; return the entry."""
+    path = directory / f"{name}.json.xz"
     raw = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     tmp = directory / f".{path.name}.tmp"
     tmp.write_bytes(lzma.compress(raw.encode(), preset=9))
@@ -228,13 +238,14 @@ def write_reference(task: str, document: dict, data: dict, directory: Path) -> d
         "format": FORMATS[task],
         "version": VERSION,
         "data": data,
-        "command": f"python -m models.references {task}",
+        "command": f"python -m models.references {task}"
+        + (f" --corpus {data['corpus']}" if data.get("corpus", "v1") != "v1" else ""),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "file": path.name,
         "size_bytes": path.stat().st_size,
         "sha256": sha256_file(path),
     }
-    update_manifest(directory, NAMES[task], entry)
+    update_manifest(directory, name, entry)
     return entry
 
 
@@ -286,23 +297,28 @@ def build_inflection(directory: Path = CHECKPOINT_DIR, data_dir: Path | None = N
             for language, table in document["languages"].items()
         },
     }
-    return write_reference("inflection", document, data, directory)
+    return write_reference("inflection", NAMES["inflection"], document, data, directory)
 
 
-def build_translation(directory: Path = CHECKPOINT_DIR, corpus_dir: Path | None = None) -> dict:
+def build_translation(
+    directory: Path = CHECKPOINT_DIR, corpus_dir: Path | None = None, corpus: str = "v1"
+) -> dict:
     from models.tasks import translation
 
     if corpus_dir is None:
-        splits = translation.build_corpus()
+        splits = translation.build_corpus(corpus=corpus)
     else:
         splits = translation.read_splits(corpus_dir)
     sha = translation.corpus_sha256(splits)
     data = {
         "source": "every pair of the translation corpus (models.tasks.translation.build_corpus)",
+        "corpus": corpus,
         "corpus_sha256": sha,
         "counts": {name: len(pairs) for name, pairs in splits.items()},
     }
-    return write_reference("translation", translation_document(splits, sha), data, directory)
+    document = translation_document(splits, sha)
+    name = reference_name("translation", corpus)
+    return write_reference("translation", name, document, data, directory)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -311,9 +327,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--data", type=Path, help="the task's data folder, if not the default under data/"
     )
+    parser.add_argument(
+        "--corpus", default="v1", help="translation: the corpus version (models.tasks.translation)"
+    )
     args = parser.parse_args(argv)
-    build = build_inflection if args.task == "inflection" else build_translation
-    entry = build(CHECKPOINT_DIR, args.data)
+    if args.task == "inflection":
+        entry = build_inflection(CHECKPOINT_DIR, args.data)
+    else:
+        entry = build_translation(CHECKPOINT_DIR, args.data, args.corpus)
     print(f"wrote {entry['file']}: {entry['size_bytes']:,} bytes, sha256 {entry['sha256']}")
 
 

@@ -25,6 +25,7 @@ from models.references import (
     inflection_document,
     load_reference,
     matches_reference,
+    reference_name,
     translation_document,
     write_reference,
 )
@@ -122,8 +123,10 @@ def test_the_verdict_ignores_whitespace_only() -> None:
 
 def test_a_written_file_is_verified_at_load(tmp_path: Path) -> None:
     document = translation_document({"train": [SentencePair("Open File", "Datei öffnen")]}, "x")
-    entry = write_reference("translation", document, {"counts": {"train": 1}}, tmp_path)
-    assert read_manifest(tmp_path)["seq2seq-translate-reference"] == entry
+    name = reference_name("translation", "v2")
+    entry = write_reference("translation", name, document, {"corpus": "v2"}, tmp_path)
+    assert read_manifest(tmp_path)["seq2seq-translate-v2-reference"] == entry
+    assert entry["command"] == "python -m models.references translation --corpus v2"
     assert entry["family"] == "reference" and entry["version"] == references.VERSION
     assert load_reference(entry, tmp_path).lookup("Open File").text == "Datei öffnen"
 
@@ -135,7 +138,7 @@ def test_a_written_file_is_verified_at_load(tmp_path: Path) -> None:
 
 def test_a_file_of_another_version_is_refused(tmp_path: Path) -> None:
     document = {**translation_document({}, "x"), "version": references.VERSION + 1}
-    entry = write_reference("translation", document, {}, tmp_path)
+    entry = write_reference("translation", reference_name("translation"), document, {}, tmp_path)
     with pytest.raises(ReferenceFormatError, match="python -m models.references translation"):
         load_reference(entry, tmp_path)
 
