@@ -54,11 +54,11 @@ NAME_PREFIX: dict[Task, str] = {
 }
 # Stronger models the widgets serve instead at the same α once the manifest has them, the first
 # present of each list, not the paper-protocol ones of the tables: the inflection models of the
-# "full" setting (the whole training split), after their replay phase where it has run, and the
-# big translation models (corpus v2, 2-layer encoder, hidden 256).
+# "full" setting (the whole training split) and the big translation models (corpus v2, 2-layer
+# encoder, hidden 256), each after its replay phase where it has run.
 LIVE_NAMES: dict[Task, tuple[str, ...]] = {
     "inflection": ("seq2seq-inflect-full-a{alpha:g}-replay", "seq2seq-inflect-full-a{alpha:g}"),
-    "translation": ("seq2seq-translate-big-a{alpha:g}",),
+    "translation": ("seq2seq-translate-big-a{alpha:g}-replay", "seq2seq-translate-big-a{alpha:g}"),
 }
 
 # Lemmas that show the cases the deep-dive discusses, from the training split (go) and the

@@ -50,11 +50,14 @@ SINGLE_SEQUENCE_MASS = 1 - 1e-6
 
 
 def model_name(task: str, alpha: float, setting: str = "high") -> str:
-    """The checkpoint of a task, α and setting: high, medium, full, or "full + replay" (the full
-    model after its replay phase, models.recipes._inflect_full_replay)."""
+    """The checkpoint of a task, α and setting: inflection high, medium, full, or "full +
+    replay" (the full model after its replay phase, models.recipes._inflect_full_replay);
+    translation "big" (models.recipes._translate_big) or any other word for the v1 models."""
     label = f"{alpha:g}"
     if task != "inflection":
-        return f"seq2seq-translate-a{label}"
+        return (
+            f"seq2seq-translate-big-a{label}" if setting == "big" else f"seq2seq-translate-a{label}"
+        )
     if setting == "high":
         return f"seq2seq-inflect-a{label}"
     if setting == "full + replay":
@@ -68,7 +71,8 @@ FULL_TABLE_SETTINGS = ("full + replay", "full", "high")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--tables", default="inflection,translation,sparsity,data,training,inflection-full"
+        "--tables",
+        default="inflection,translation,sparsity,data,training,inflection-full,translation-live",
     )
     parser.add_argument("--limit", type=int, default=0, help="test inputs per model (0: all)")
     parser.add_argument("--threads", type=int, default=1)
@@ -155,10 +159,14 @@ def reproduction_records(
     return records
 
 
-def evaluate_translation_model(name: str, limit: int) -> dict:
-    predictor = translation_serving.Translator.load(name)
-    pairs = _limited(translation.read_splits()["test"], limit)
-    records, hypotheses = [], []
+def _corpus_of(name: str) -> str:
+    """The corpus version a translation checkpoint was trained on (v1 before v2 existed)."""
+    return (read_manifest(CHECKPOINT_DIR)[name].get("data") or {}).get("corpus", "v1")
+
+
+def _translate_all(predictor: translation_serving.Translator, pairs: list) -> tuple[list, list]:
+    """Beam 5 over sentence pairs: (best translations, decode records)."""
+    hypotheses, records = [], []
     for pair in pairs:
         source = predictor.source_sp.encode(pair.source)
         result = beam_search(
@@ -166,13 +174,55 @@ def evaluate_translation_model(name: str, limit: int) -> dict:
         )
         hypotheses.append(predictor.target_sp.decode(result.hypotheses[0].tokens))
         records.append(_decode_record(result, len(source)))
-    bleu = sacrebleu.corpus_bleu(hypotheses, [[p.target for p in pairs]])
-    return {
+    return hypotheses, records
+
+
+def evaluate_translation_model(name: str, limit: int) -> dict:
+    """BLEU on the test set of the model's own corpus; a model of a later corpus is scored on
+    v1's test set too (its sources are test sources in every version: the split is by source
+    hash), the yardstick of the v1 models."""
+    predictor = translation_serving.Translator.load(name)
+    corpus = _corpus_of(name)
+    pairs = _limited(translation.build_corpus(corpus=corpus)["test"], limit)
+    hypotheses, records = _translate_all(predictor, pairs)
+    results = {
+        "corpus": corpus,
         "records": records,
-        "bleu": bleu.score,
+        "bleu": sacrebleu.corpus_bleu(hypotheses, [[p.target for p in pairs]]).score,
         "vocab_size": len(predictor.target_vocab),
         "examples": [
             [p.source, h, p.target] for p, h in zip(pairs[:5], hypotheses[:5], strict=True)
+        ],
+    }
+    if corpus != "v1":
+        v1_pairs = _limited(translation.build_corpus(corpus="v1")["test"], limit)
+        v1_hypotheses, _ = _translate_all(predictor, v1_pairs)
+        results["bleu_v1_test"] = sacrebleu.corpus_bleu(
+            v1_hypotheses, [[p.target for p in v1_pairs]]
+        ).score
+    return results
+
+
+FREQUENT_SOURCES = 500
+
+
+def evaluate_frequent(name: str, limit: int) -> dict:
+    """Beam 5 on the most frequent training sources of the model's corpus: is the corpus
+    translation given back exactly (whitespace aside)?"""
+    predictor = translation_serving.Translator.load(name)
+    pairs = translation.frequent_training_pairs(_corpus_of(name), limit or FREQUENT_SOURCES)
+    hypotheses, _ = _translate_all(predictor, pairs)
+    exact = [
+        " ".join(h.split()) == " ".join(p.target.split())
+        for p, h in zip(pairs, hypotheses, strict=True)
+    ]
+    return {
+        "exact": sum(exact) / len(exact),
+        "pairs": len(pairs),
+        "misses": [
+            [p.source, h, p.target]
+            for p, h, ok in zip(pairs, hypotheses, exact, strict=True)
+            if not ok
         ],
     }
 
@@ -188,12 +238,13 @@ def _limited(items: list, limit: int) -> list:
 def model_results(task: str, name: str, limit: int) -> dict | None:
     """Decode the test set with one checkpoint (cached by its sha256); None if not trained.
 
-    task "reproduction" decodes the inflection training cells of ``evaluate_reproduction``."""
+    task "reproduction" decodes the inflection training cells of ``evaluate_reproduction``,
+    "frequent" the most frequent translation training sources (``evaluate_frequent``)."""
     entry = read_manifest(CHECKPOINT_DIR).get(name)
     if entry is None:
         _log(f"{name}: no checkpoint, skipped")
         return None
-    suffix = "-reproduction" if task == "reproduction" else ""
+    suffix = "" if task in ("inflection", "translation") else f"-{task}"
     cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}{suffix}.json"
     if cache.exists():
         return json.loads(cache.read_text())
@@ -203,6 +254,7 @@ def model_results(task: str, name: str, limit: int) -> dict | None:
         "inflection": evaluate_inflection_model,
         "reproduction": evaluate_reproduction,
         "translation": evaluate_translation_model,
+        "frequent": evaluate_frequent,
     }[task]
     results = evaluate(name, limit)
     results["seconds"] = round(time.time() - started, 1)
@@ -407,6 +459,62 @@ def translation_table(results: dict[float, dict | None]) -> dict:
     }
 
 
+def translation_live_table(limit: int) -> dict | None:
+    """The widget's big translation models beside the v1 models of the BLEU table; None (and a
+    log line) while no big checkpoint exists."""
+    manifest = read_manifest(CHECKPOINT_DIR)
+    rows = []
+    for setting, label in (("big", "big (v2)"), ("v1", "v1")):
+        for alpha in ALPHAS:
+            name = model_name("translation", alpha, setting)
+            if name not in manifest or (setting == "v1" and not rows):
+                continue
+            test = model_results("translation", name, limit)
+            frequent = model_results("frequent", name, limit)
+            bleu_v1 = test.get("bleu_v1_test", test["bleu"])
+            bleu_v2 = test["bleu"] if test.get("corpus", "v1") == "v2" else None
+            _log(f"{name}: {frequent['exact']:.1%} of the frequent sources exact")
+            rows.append(
+                [
+                    label,
+                    f"{alpha:g}",
+                    f"{bleu_v1:.1f}",
+                    "—" if bleu_v2 is None else f"{bleu_v2:.1f}",
+                    _percent(frequent["exact"]),
+                    f"{manifest[name]['steps']:,}",
+                    f"{manifest[name]['wall_time_s'] / 3600:.1f} h",
+                ]
+            )
+    if not rows:
+        _log("no seq2seq-translate-big-* checkpoint yet: the translation-live table is skipped")
+        return None
+    counts = {
+        version: {name: len(p) for name, p in translation.build_corpus(corpus=version).items()}
+        for version in translation.CORPORA
+    }
+    return {
+        "caption": "The translation widget's models (big, corpus v2) beside the v1 models (beam 5)",
+        "columns": [
+            "model",
+            "α",
+            f"BLEU, v1 test set ({counts['v1']['test']:,})",
+            f"BLEU, v2 test set ({counts['v2']['test']:,})",
+            f"{FREQUENT_SOURCES} most frequent training sources, exact",
+            "training steps",
+            "training time",
+        ],
+        "rows": rows,
+        "note": f"Corpus v2: {counts['v2']['train']:,} training pairs, one-word labels "
+        f"included (v1: {counts['v1']['train']:,}, two words or more). The v1 test sources are "
+        "test sources in v2 too (the split is by a hash of the source), so the v1 column "
+        "compares every model on the same unseen sentences. The frequent sources are the "
+        f"{FREQUENT_SOURCES} training sources of each model's own corpus that the most "
+        "catalogs carry (v2: mostly labels such as Cancel, Delete, Open File; "
+        "models.tasks.translation.frequent_training_pairs); exact means the corpus translation "
+        "word for word. Big models: 2-layer encoder, hidden 256, batch 64; v1: 1 layer, 128.",
+    }
+
+
 def _sparsity_row(label: str, alpha: float, result: dict) -> list[str]:
     records = result["records"]
     steps = sum(r["steps"] for r in records)
@@ -561,6 +669,10 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         full = inflection_full(args.limit)
         if full is not None:
             tables["inflection-full"] = full
+    if "translation-live" in wanted:
+        live = translation_live_table(args.limit)
+        if live is not None:
+            tables["translation-live"] = live
     return tables
 
 

@@ -163,3 +163,41 @@ def test_a_checkpoint_loads_with_its_corpus_tokenizers(tmp_path: Path) -> None:
     # an entry without a corpus is v1's, whose tokenizers this folder lacks
     with pytest.raises(RuntimeError, match="seq2seq-translate-spm-en.model"):
         Translator.load("demo-v1", tmp_path)
+
+
+def test_the_replay_phase_repeats_the_frequent_pairs_its_source_model_gets_wrong(
+    v2_fixture: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frequent = [SentencePair(s, s.upper()) for s in _sentences()[:10]]
+    asked: list = []
+    monkeypatch.setattr(
+        translation_recipe,
+        "frequent_training_pairs",
+        lambda corpus, k: asked.append((corpus, k)) or frequent[:k],
+    )
+    monkeypatch.setattr(translation_recipe, "load_model", lambda name: (torch.nn.Linear(1, 1), {}))
+    monkeypatch.setattr(translation_recipe, "read_manifest", lambda: {name: {"sha256": "ab12"}})
+    # the source model gives back every other pair word for word (a stray space is no miss)
+    monkeypatch.setattr(
+        translation_recipe,
+        "greedy_translations",
+        lambda model, src_sp, tgt_sp, sources: [
+            f" {s.upper()}" if i % 2 == 0 else s for i, s in enumerate(sources)
+        ],
+    )
+    name = "seq2seq-translate-big-a1.5"
+    recipe = get_recipe(f"{name}-replay")
+    assert asked == [("v2", 2000)]
+    assert (recipe.defaults.steps, recipe.defaults.lr) == (4000, pytest.approx(5e-4))
+    assert (recipe.config.encoder_layers, recipe.config.hidden) == (2, 256)  # the big model's
+    replay = recipe.data_description()["replay"]
+    assert replay == {
+        "from": name,
+        "sha256": "ab12",
+        "frequent_pairs_checked": 2000,
+        "pairs_wrong_before": 5,
+        "copies": 8,
+    }
+    wrong = recipe._encoded(frequent[1::2])
+    assert recipe._pairs[: -len(wrong) * 8] == recipe._encoded(recipe.splits["train"])
+    assert recipe._pairs[-len(wrong) * 8 :] == wrong * 8

@@ -16,6 +16,7 @@ from models.tasks.translation import (
     is_german_catalog,
     is_label,
     pairs_from_catalogs,
+    source_frequencies,
 )
 from tests.test_tasks_translation import write_mo
 
@@ -105,6 +106,23 @@ def test_a_v2_catalog_keeps_labels_and_sentences(tmp_path: Path) -> None:
     assert pairs_from_catalogs([catalog]) == [
         SentencePair("Open a new window", "Ein neues Fenster öffnen")
     ]
+
+
+def test_a_source_counts_once_per_catalog_that_carries_it(tmp_path: Path) -> None:
+    catalogs = [
+        write_mo(tmp_path / f"{name}.mo", entries)
+        for name, entries in {
+            "a": {"_Cancel": "_Abbrechen", "Open a new window": "Ein neues Fenster öffnen"},
+            "b": {"Cancel": "Abbrechen", "GtkButton": "GtkButton"},
+            "c": {"&Cancel": "Ab&brechen", "Save the file": "Datei speichern"},
+        }.items()
+    ]
+    assert source_frequencies(catalogs, min_words=1) == {
+        "Cancel": 3,
+        "Open a new window": 1,
+        "Save the file": 1,
+    }
+    assert source_frequencies(catalogs) == {"Open a new window": 1, "Save the file": 1}
 
 
 def test_corpus_versions() -> None:

@@ -529,10 +529,30 @@ def build_corpus(
     out_dir = version.directory if out_dir is None else out_dir
     if all((out_dir / f"{name}.tsv").exists() for name in ("train", "dev", "test")):
         return read_splits(out_dir)
+    splits = split_pairs(pairs_from_catalogs(german_catalogs(version, deb_dir), version.min_words))
+    write_splits(splits, out_dir)
+    return splits
+
+
+def german_catalogs(version: CorpusVersion, deb_dir: Path = DEB_DIR) -> list[Path]:
+    """Every German catalog of a corpus version's packages (fetched and extracted once)."""
     extracted = deb_dir / "extracted"
     extracted.mkdir(parents=True, exist_ok=True)
     debs = fetch_debs(deb_dir, version.packages)
-    catalogs = [mo for deb in debs for mo in extract_german_catalogs(deb, extracted)]
-    splits = split_pairs(pairs_from_catalogs(catalogs, version.min_words))
-    write_splits(splits, out_dir)
-    return splits
+    return [mo for deb in debs for mo in extract_german_catalogs(deb, extracted)]
+
+
+def frequent_training_pairs(corpus: str, k: int) -> list[SentencePair]:
+    """The k training pairs of a corpus version whose sources the most catalogs carry (ties:
+    alphabetical): what a reader tries first, such as Cancel, Delete, Open File."""
+    version = CORPORA[corpus]
+    counts = source_frequencies(german_catalogs(version), version.min_words)
+    train = build_corpus(corpus=corpus)["train"]
+    return sorted(train, key=lambda p: (-counts[p.source], p.source))[:k]
+
+
+def source_frequencies(catalogs: Iterable[Path], min_words: int = MIN_WORDS) -> Counter:
+    """How many catalog entries, after cleaning, carry each source: a string that many
+    programs show ("Cancel", "Open File") counts once per catalog that has it."""
+    cleaned = (clean_pair(s, t, min_words) for path in catalogs for s, t in read_catalog(path))
+    return Counter(pair.source for pair in cleaned if pair is not None)

@@ -6,15 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sentencepiece as spm
+import torch
 
+from models.checkpoints import load_model, read_manifest
 from models.seq2seq import EOS, Seq2Seq, Seq2SeqRecipe, greedy_decode
 from models.tasks.translation import (
     CORPORA,
     DEV_PERCENT,
     MAX_WORDS,
     TEST_PERCENT,
+    SentencePair,
     build_corpus,
     corpus_sha256,
+    frequent_training_pairs,
 )
 from models.tasks.translation_tokenizers import (
     MAX_TOKENS,
@@ -43,6 +47,13 @@ class TranslationRecipe(Seq2SeqRecipe):
     warmup: int = 200
     validate_every: int = 1000
     corpus: str = "v1"
+    # A second phase for a big model: fine-tune the trained checkpoint `replay_from` (run with
+    # --init-from its weights) on its training set with those of the `replay_frequent` most
+    # frequent training pairs it still gets wrong (greedy, word for word) repeated
+    # `replay_copies` more times: the labels a reader types first must come back as taught.
+    replay_from: str | None = None
+    replay_frequent: int = 0
+    replay_copies: int = 0
     family: str = "seq2seq"
     task: str = "translation"
 
@@ -52,12 +63,38 @@ class TranslationRecipe(Seq2SeqRecipe):
         self.source_sp, self.target_sp = load_tokenizers(corpus=self.corpus)
         sizes = (self.source_sp.get_piece_size(), self.target_sp.get_piece_size())
         self.set_up_model(*sizes, self.lr, self.warmup)
-        self._pairs = []
-        for pair in self.splits["train"]:
+        self._pairs = self._encoded(self.splits["train"])
+        self._replay: dict | None = None
+        if self.replay_from is not None:
+            mistakes = self._mistakes_of(self.replay_from)
+            self._pairs += self._encoded(mistakes) * self.replay_copies
+            self._replay = {
+                "from": self.replay_from,
+                "sha256": read_manifest()[self.replay_from]["sha256"],
+                "frequent_pairs_checked": self.replay_frequent,
+                "pairs_wrong_before": len(mistakes),
+                "copies": self.replay_copies,
+            }
+
+    def _encoded(self, pairs: list[SentencePair]) -> list[tuple[list[int], list[int]]]:
+        encoded = []
+        for pair in pairs:
             src = self.source_sp.encode(pair.source)
             tgt = self.target_sp.encode(pair.target) + [EOS]
             if len(src) <= MAX_TOKENS and len(tgt) <= MAX_TOKENS:
-                self._pairs.append((src, tgt))
+                encoded.append((src, tgt))
+        return encoded
+
+    def _mistakes_of(self, name: str) -> list[SentencePair]:
+        """The frequent training pairs the checkpoint `name` does not give back (greedy)."""
+        model, _entry = load_model(name)
+        model.eval()
+        pairs = frequent_training_pairs(self.corpus, self.replay_frequent)
+        with torch.no_grad():
+            found = greedy_translations(
+                model, self.source_sp, self.target_sp, [p.source for p in pairs]
+            )
+        return [p for p, h in zip(pairs, found, strict=True) if " ".join(h.split()) != p.target]
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
@@ -90,6 +127,7 @@ class TranslationRecipe(Seq2SeqRecipe):
             "training_pairs": len(self._pairs),
             "tokenizers": [tokenizer_path(lang, corpus=self.corpus).name for lang in ("en", "de")],
             "vocab_size": {"en": self.config.src_vocab, "de": self.config.tgt_vocab},
+            **({"replay": self._replay} if self._replay else {}),
         }
 
 
