@@ -75,3 +75,45 @@ def test_steps_sentence_says_when_every_alpha_trained_equally(manifest) -> None:
     assert ev._steps_sentence(names) == "every α 7,000 steps"
     manifest(dict(zip(names, (7000, 913, 2095), strict=True)))
     assert ev._steps_sentence(names) == "1: 7,000 steps, 1.5: 913 steps, 2: 2,095 steps"
+
+
+def test_the_translation_live_table_puts_the_widget_models_beside_the_v1_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entries = {
+        "seq2seq-translate-big-a1.5": {"steps": 44000, "wall_time_s": 5 * 3600},
+        "seq2seq-translate-a1": {"steps": 7000, "wall_time_s": 1080},
+    }
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps(entries))
+    monkeypatch.setattr(ev, "CHECKPOINT_DIR", tmp_path)
+    results = {
+        ("translation", "seq2seq-translate-big-a1.5"): {
+            "corpus": "v2",
+            "bleu": 31.26,
+            "bleu_v1_test": 24.04,
+        },
+        ("frequent", "seq2seq-translate-big-a1.5"): {"exact": 0.912},
+        ("translation", "seq2seq-translate-a1"): {"bleu": 13.14},  # cached before "corpus"
+        ("frequent", "seq2seq-translate-a1"): {"exact": 0.4},
+    }
+    monkeypatch.setattr(ev, "model_results", lambda task, name, limit: results[task, name])
+    monkeypatch.setattr(
+        ev.translation,
+        "build_corpus",
+        lambda corpus: {"train": [None] * 3, "dev": [None], "test": [None] * 2},
+    )
+    table = ev.translation_live_table(0)
+    assert table is not None
+    assert table["rows"] == [
+        ["big", "1.5", "24.0", "31.3", "91.2%", "44,000", "5.0 h"],
+        ["v1", "1", "13.1", "—", "40.0%", "7,000", "0.3 h"],
+    ]
+    assert len(table["columns"]) == len(table["rows"][0])
+
+
+def test_without_a_big_model_there_is_no_translation_live_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({"seq2seq-translate-a1": {"steps": 1}}))
+    monkeypatch.setattr(ev, "CHECKPOINT_DIR", tmp_path)
+    assert ev.translation_live_table(0) is None
