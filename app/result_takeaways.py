@@ -241,6 +241,26 @@ def inflection_full(table: Table) -> str:
     )
 
 
+def translation_live(table: Table) -> str:
+    """The widget's strongest big model against the v1 model at the same α: BLEU on the test
+    sentences they share, and the frequent training sources given back."""
+    columns = list(table["columns"])
+    bleu = columns.index("BLEU, v1 test set")
+    frequent = next(i for i, name in enumerate(columns) if name.endswith("exact"))
+    rows = [list(map(str, row)) for row in table.get("rows", [])]
+    live = next((row for row in rows if row[0].startswith("big")), None)
+    small = next((row for row in rows if row[0] == "v1" and live and row[1] == live[1]), None)
+    if live is None or small is None:
+        raise TakeawayError("expected a big model and the v1 model at its α")
+    return (
+        f"At α = {live[1]} the widget's model ({live[0]}) scores {live[bleu]} BLEU on the v1 "
+        f"test sentences, against {small[bleu]} for the v1 model "
+        f"({points(number(live[bleu]) - number(small[bleu]))} points), and gives back "
+        f"{live[frequent]} of its most frequent training sources word for word (the v1 "
+        f"model: {small[frequent]} of its own)."
+    )
+
+
 TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("pointer", "hull"): hull,
     ("pointer", "tsp"): tsp,
@@ -252,6 +272,7 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("seq2seq", "translation"): translation,
     ("seq2seq", "sparsity"): sparsity,
     ("seq2seq", "inflection-full"): inflection_full,
+    ("seq2seq", "translation-live"): translation_live,
 }
 
 

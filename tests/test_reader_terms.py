@@ -80,6 +80,20 @@ def test_takeaways_follow_the_numbers() -> None:
     table["rows"][1][1] = "22.0%"
     assert "within 3 points of the paper's at every n" in takeaway("pointer", "hull", table)
     assert takeaway("pointer", "hull", {"columns": ["renamed"], "rows": [["1"]]}) is None
+    live = {
+        "columns": ["model", "α", "BLEU, v1 test set", "BLEU, v2 test set", "500 …, exact"],
+        "rows": [
+            ["big + replay", "1.5", "24.5", "30.1", "93.4%"],
+            ["big", "1.5", "24.9", "30.6", "84.0%"],
+            ["v1", "1", "13.1", "—", "40.0%"],
+            ["v1", "1.5", "14.3", "—", "38.3%"],
+        ],
+    }
+    assert takeaway("seq2seq", "translation-live", live) == (
+        "At α = 1.5 the widget's model (big + replay) scores 24.5 BLEU on the v1 test "
+        "sentences, against 14.3 for the v1 model (+10.2 points), and gives back 93.4% of its "
+        "most frequent training sources word for word (the v1 model: 38.3% of its own)."
+    )
 
 
 def test_punctuation_after_inline_math_does_not_wrap_alone() -> None:
