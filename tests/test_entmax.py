@@ -16,6 +16,7 @@ from models.entmax import (
     sparsemax,
     sparsemax_loss,
 )
+from tests.entmax_backends import each_backend  # noqa: F401 (autouse: every test on both)
 
 ALPHAS = [1.0, 1.01, 1.25, 1.5, 1.75, 2.0, 3.0]
 TOL = {torch.float64: 1e-6, torch.float32: 1e-5}

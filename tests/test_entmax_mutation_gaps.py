@@ -16,20 +16,10 @@ import entmax as reference
 import pytest
 import torch
 
-from models import entmax as entmax_module
 from models.entmax import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss
+from tests.entmax_backends import each_backend  # noqa: F401 (autouse: every test on both)
 
 LONG = [65, 100, 300, 1000]  # past the 64 entries up to which rows are solved whole
-
-
-@pytest.fixture(autouse=True, params=["torch", "compiled"])
-def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    try:
-        previous = entmax_module.set_backend(request.param)
-    except ValueError as missing:  # the compiled kernels need numba
-        pytest.skip(str(missing))
-    yield request.param
-    entmax_module.set_backend(previous)
 
 
 def grads(fn, *inputs: torch.Tensor, seed: int = 0) -> tuple[torch.Tensor, ...]:

@@ -7,6 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from models.entmax import entmax, entmax_loss
+from tests.entmax_backends import each_backend  # noqa: F401 (autouse: every test on both)
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

@@ -1,0 +1,22 @@
+"""`each_backend`: an autouse fixture that runs every test of the module importing it once on the
+compiled kernels and once on the torch path, the two implementations behind models.entmax's
+public functions. Without it a module tests only the default backend (the kernels, where numba
+is installed), and the readable torch path goes untested."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from models import entmax as entmax_module
+
+
+@pytest.fixture(autouse=True, params=["torch", "compiled"])
+def each_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    try:
+        previous = entmax_module.set_backend(request.param)
+    except ValueError as missing:  # the compiled kernels need numba
+        pytest.skip(str(missing))
+    yield request.param
+    entmax_module.set_backend(previous)
