@@ -1,7 +1,9 @@
 """`each_backend`: an autouse fixture that runs every test of the module importing it once on the
 compiled kernels and once on the torch path, the two implementations behind models.entmax's
 public functions. Without it a module tests only the default backend (the kernels, where numba
-is installed), and the readable torch path goes untested."""
+is installed), and the readable torch path goes untested. Each test also starts with the torch
+path's cache of 1/rank vectors empty, so the code that fills it runs under every test, not only
+under whichever ran first in the process."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from models import entmax as entmax_module
 
 @pytest.fixture(autouse=True, params=["torch", "compiled"])
 def each_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    entmax_module._INVERSE_RANKS.clear()
     try:
         previous = entmax_module.set_backend(request.param)
     except ValueError as missing:  # the compiled kernels need numba
