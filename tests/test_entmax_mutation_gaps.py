@@ -16,6 +16,7 @@ import entmax as reference
 import pytest
 import torch
 
+from models import entmax as entmax_module
 from models.entmax import (
     entmax,
     entmax15,
@@ -243,3 +244,29 @@ def test_alpha_gradient_at_softmax_stays_finite_where_probabilities_underflow() 
     alpha2 = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     (expected,) = torch.autograd.grad((entmax(two, alpha2) * torch.tensor([1.0, 3])).sum(), alpha2)
     torch.testing.assert_close(grad_alpha, expected)
+
+
+def test_each_backend_runs_its_own_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled backend hands every float32/float64 call with α > 1 to the kernels, the
+    torch backend none: a dispatch slip would still give right answers (the other path), so
+    only the calls tell it."""
+    kernels = entmax_module._kernels
+    if kernels is None:
+        pytest.skip("numba is not installed")
+    calls: list[str] = []
+    for name in ("forward", "backward", "fenchel_young"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(
+            kernels, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a)
+        )
+    torch.manual_seed(0)
+    x = torch.randn(3, 7, dtype=torch.float64)
+    for scores in (x, x.float()):
+        entmax(scores, 1.5), sparsemax(scores), entmax15(scores), entmax(scores, 1.3)
+    entmax(x, torch.tensor(1.7, dtype=torch.float64))  # one α as a tensor, no gradient
+    leaf = x.clone().requires_grad_(True)
+    entmax(leaf, 1.3).sum().backward()  # the autograd function: forward and backward
+    entmax_loss(leaf, torch.tensor([0, 1, 2]), 1.5).backward()
+    entmax(x, 1.0), entmax(x.half(), 1.5)  # softmax and float16 never reach the kernels
+    expected = ["forward"] * 9 + ["forward", "backward", "fenchel_young"]
+    assert calls == (expected if entmax_module._backend == "compiled" else [])
