@@ -107,9 +107,10 @@ INFLECTION_EXAMPLES = (
 # from the training split and one the corpus does not have; tests check which is which.
 TRANSLATION_EXAMPLES = (
     TranslationExample(label="property name", text="The name of the property"),
-    TranslationExample(label="window size", text="Saving window size and position"),
+    TranslationExample(label="Cancel (a label)", text="Cancel"),
     TranslationExample(label="permission denied", text="Permission denied"),
-    TranslationExample(label="open the file (not in the corpus)", text="Could not open the file."),
+    TranslationExample(label="window size", text="Saving window size and position"),
+    TranslationExample(label="delete files (not in the corpus)", text="Delete the selected files"),
     TranslationExample(
         label="online accounts (12 words)",
         text="Connect to your online accounts and decide what to use them for",

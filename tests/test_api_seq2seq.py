@@ -417,17 +417,23 @@ def test_inflection_examples_are_in_the_splits_they_claim_and_show_their_case() 
 
 
 def test_translation_examples_are_in_the_splits_they_claim() -> None:
-    corpus = references.load_reference(read_manifest(CHECKPOINTS)[references.NAMES["translation"]])
+    """In each corpus version's reference: v1 (the table's models) and v2 (the big ones)."""
+    manifest = read_manifest(CHECKPOINTS)
     splits = {}
-    for example in seq2seq_service.TRANSLATION_EXAMPLES:
-        found = corpus.lookup(example.text)
-        splits[example.label] = found.split if found else None
+    for corpus in ("v1", "v2"):
+        found = references.load_reference(
+            manifest[references.reference_name("translation", corpus)]
+        )
+        for example in seq2seq_service.TRANSLATION_EXAMPLES:
+            reference = found.lookup(example.text)
+            splits.setdefault(example.label, []).append(reference.split if reference else None)
     assert splits == {
-        "property name": "test",
-        "window size": "test",
-        "permission denied": "train",
-        "open the file (not in the corpus)": None,
-        "online accounts (12 words)": "test",
+        "Cancel (a label)": [None, "train"],  # v1 has no one-word sources
+        "permission denied": ["train", "train"],
+        "property name": ["test", "test"],
+        "window size": ["test", "test"],
+        "delete files (not in the corpus)": [None, None],
+        "online accounts (12 words)": ["test", "test"],
     }
     assert any(len(e.text.split()) == 12 for e in seq2seq_service.TRANSLATION_EXAMPLES)
 
@@ -742,6 +748,27 @@ class TestShippedCheckpoints:
         reference = fight["reference"]
         assert (reference["split"], reference["forms"]) == ("test", ["fought"])
         assert reference["correct"] is (fight["hypotheses"][0]["text"] == "fought")
+
+    def test_each_translation_model_is_judged_against_its_own_corpus(
+        self, shipped: TestClient
+    ) -> None:
+        """The big α = 1.5 model learned corpus v2 (one-word labels, more catalogs), the α = 1
+        model v1: the same sentence can have another corpus translation, or none, in each."""
+        manifest = read_manifest(CHECKPOINTS)
+        if "seq2seq-translate-big-a1.5" not in manifest:
+            pytest.skip("the big translation model is not trained yet")
+        big = post(shipped, "translate", {"text": "Permission denied", "alpha": 1.5})
+        small = post(shipped, "translate", {"text": "Permission denied", "alpha": 1})
+        assert big["model"]["name"].startswith("seq2seq-translate-big-a1.5")
+        assert small["model"]["name"] == "seq2seq-translate-a1"
+        assert (big["reference"]["text"], small["reference"]["text"]) == (
+            "Zugriff verweigert",
+            "Keine Berechtigung",
+        )
+        label = post(shipped, "translate", {"text": "Cancel", "alpha": 1.5})
+        assert label["reference"]["split"] == "train" and label["reference"]["correct"] is True
+        assert label["hypotheses"][0]["text"] == "Abbrechen"
+        assert post(shipped, "translate", {"text": "Cancel", "alpha": 1})["reference"] is None
 
     def test_the_default_examples_show_a_right_and_a_wrong_answer(
         self, shipped: TestClient
