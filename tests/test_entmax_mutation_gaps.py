@@ -270,3 +270,21 @@ def test_each_backend_runs_its_own_code(monkeypatch: pytest.MonkeyPatch) -> None
     entmax(x, 1.0), entmax(x.half(), 1.5)  # softmax and float16 never reach the kernels
     expected = ["forward"] * 9 + ["forward", "backward", "fenchel_young"]
     assert calls == (expected if entmax_module._backend == "compiled" else [])
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 1.3])
+def test_no_rows_give_no_thresholds(alpha: float) -> None:
+    p, tau = entmax_with_tau(torch.zeros(0, 5, dtype=torch.float64), alpha)
+    assert p.shape == (0, 5) and tau.shape == (0, 1)
+
+
+@pytest.mark.parametrize("alpha", [2.25, 2.5, 2.9])
+def test_alpha_between_two_and_three_matches_the_reference(alpha: float) -> None:
+    """Past sparsemax the root finder leaves the smooth regime (1/(α-1) - 1 < 0): entries
+    below τ must not enter its slope."""
+    torch.manual_seed(0)
+    x = torch.randn(6, 40, dtype=torch.float64) * 2
+    expected = reference.entmax_bisect(x, alpha, n_iter=200)
+    torch.testing.assert_close(entmax(x, alpha), expected, atol=1e-8, rtol=0)
+    per_row = torch.full((6, 1), alpha, dtype=torch.float64)
+    torch.testing.assert_close(entmax(x, per_row), expected, atol=1e-8, rtol=0)
