@@ -632,6 +632,12 @@ def training_table() -> dict:
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
     names += [name for name in _full_names() if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
+    names += [
+        model_name("translation", a, setting)
+        for setting in ("big", "big + replay")
+        for a in ALPHAS
+        if model_name("translation", a, setting) in manifest
+    ]
     rows = []
     for name in names:
         entry = manifest.get(name)
