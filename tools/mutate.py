@@ -17,12 +17,14 @@ survivors (equivalent mutants, with the reason) are listed in tools/mutation-sur
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +60,11 @@ TARGETS = {
     ),
     "seq2seq": Target(
         "models/seq2seq.py",
-        ("tests/test_seq2seq.py", "tests/test_seq2seq_mutation_gaps.py"),
+        (
+            "tests/test_seq2seq.py",
+            "tests/test_seq2seq_mutation_gaps.py",
+            "tests/test_translation_big.py",
+        ),
     ),
     "hull": Target(
         "models/tasks/hull.py",
@@ -120,9 +126,37 @@ def prepare(name: str, target: Target, resume: bool) -> Path:
     return scratch
 
 
+HANG_S = 180  # a mutant's test run this long loops forever: the target tests take 5-40 s
+
+
+def end_hung_mutants(stop: threading.Event) -> None:
+    """mutmut did not end a worker whose mutant loops forever (one in length_bucketed_batches
+    did); end any worker older than HANG_S. mutmut records the kill, which counts as caught:
+    a hang fails a test run as surely as an assert."""
+    while not stop.wait(5):
+        listing = subprocess.run(
+            ["ps", "-eo", "pid=,etimes=,args="], capture_output=True, text=True
+        ).stdout
+        for line in listing.splitlines():
+            pid, age, command = line.split(None, 2)
+            if command.startswith("mutmut: ") and int(age) > HANG_S:
+                print(f"ended a hung run: {command}", flush=True)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
 def mutmut(scratch: Path, *args: str, timeout_s: float | None = None) -> str:
     """mutmut's output; at the timeout its whole process group (the workers too) is ended."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    stop = threading.Event()
+    threading.Thread(target=end_hung_mutants, args=(stop,), daemon=True).start()
+    try:
+        return _mutmut(scratch, env, args, timeout_s)
+    finally:
+        stop.set()
+
+
+def _mutmut(scratch: Path, env: dict, args: tuple[str, ...], timeout_s: float | None) -> str:
     with subprocess.Popen(
         [sys.executable, "-m", "mutmut", *args],
         cwd=scratch,
