@@ -288,3 +288,18 @@ def test_alpha_between_two_and_three_matches_the_reference(alpha: float) -> None
     torch.testing.assert_close(entmax(x, alpha), expected, atol=1e-8, rtol=0)
     per_row = torch.full((6, 1), alpha, dtype=torch.float64)
     torch.testing.assert_close(entmax(x, per_row), expected, atol=1e-8, rtol=0)
+
+
+def test_set_backend_says_what_it_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(
+        ValueError, match=r"^entmax backend must be one of \('compiled', 'torch'\), got 'gpu'$"
+    ):
+        entmax_module.set_backend("gpu")
+    previous = entmax_module.set_backend("torch")
+    assert entmax_module.set_backend(previous) == "torch"
+    monkeypatch.setattr(entmax_module, "_kernels", None)
+    with pytest.raises(
+        ValueError, match=r"^the compiled entmax backend needs numba: pip install numba$"
+    ):
+        entmax_module.set_backend("compiled")
+    entmax_module.set_backend("torch")  # the torch path needs nothing

@@ -45,7 +45,6 @@ TARGETS = {
         "models/entmax.py",
         (
             "tests/test_entmax.py",
-            "tests/test_entmax_kernels.py",
             "tests/test_entmax_properties.py",
             "tests/test_entmax_mutation_gaps.py",
         ),
