@@ -9,6 +9,7 @@ import sentencepiece as spm
 import torch
 
 from models.checkpoints import save_checkpoint
+from models.recipe import TrainDefaults
 from models.recipes import RECIPES, get_recipe
 from models.seq2seq import Config, Seq2Seq, pad_batch
 from models.tasks import translation, translation_recipe, translation_tokenizers
@@ -201,3 +202,23 @@ def test_the_replay_phase_repeats_the_frequent_pairs_its_source_model_gets_wrong
     wrong = recipe._encoded(frequent[1::2])
     assert recipe._pairs[: -len(wrong) * 8] == recipe._encoded(recipe.splits["train"])
     assert recipe._pairs[-len(wrong) * 8 :] == wrong * 8
+
+
+@pytest.mark.parametrize("alpha", ["1", "2"])
+def test_a_big_recipe_is_exactly_its_configuration(v2_fixture: dict, alpha: str) -> None:
+    """Every field of the model and the schedule, so none falls back to a default unnoticed
+    (α = 1 and 2: the defaults of Config are α 1.5, dropout 0.2, embeddings 64)."""
+    recipe = get_recipe(f"seq2seq-translate-big-a{alpha}")
+    vocab = (recipe.config.src_vocab, recipe.config.tgt_vocab)
+    assert recipe.config == Config(
+        *vocab,
+        emb_dim=128,
+        hidden=256,
+        dropout=0.2,
+        attn_alpha=float(alpha),
+        out_alpha=float(alpha),
+        encoder_layers=2,
+    )
+    assert recipe.defaults == TrainDefaults(
+        steps=44_000, batch_size=64, lr=2e-3, validate_every=2000, warmup=200
+    )
