@@ -303,3 +303,26 @@ def test_set_backend_says_what_it_accepts(monkeypatch: pytest.MonkeyPatch) -> No
     ):
         entmax_module.set_backend("compiled")
     entmax_module.set_backend("torch")  # the torch path needs nothing
+
+
+def test_a_softmax_row_keeps_its_alpha_gradient_in_a_mixed_batch() -> None:
+    """∂p/∂α of a row with α = 1 is the same whether the other rows are softmax or not."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, dtype=torch.float64)
+    weights = torch.randn(2, 6, dtype=torch.float64)
+
+    def alpha_grad(alphas: list[float]) -> torch.Tensor:
+        alpha = torch.tensor([[a] for a in alphas], dtype=torch.float64, requires_grad=True)
+        ((entmax(x, alpha) * weights).sum()).backward()
+        return alpha.grad[0]
+
+    mixed, alone = alpha_grad([1.0, 1.5]), alpha_grad([1.0, 1.0])
+    assert float(alone.abs()) > 1e-3
+    torch.testing.assert_close(mixed, alone)
+
+
+def test_an_alpha_below_one_is_refused_with_the_sentence() -> None:
+    x = torch.randn(2, 4)
+    for alpha in (torch.tensor([[0.5], [1.5]]), torch.tensor(0.9)):
+        with pytest.raises(ValueError, match=r"^entmax: every alpha must be >= 1$"):
+            entmax(x, alpha)
