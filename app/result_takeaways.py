@@ -241,6 +241,23 @@ def inflection_full(table: Table) -> str:
     )
 
 
+def translation_data(table: Table) -> str:
+    """How much larger the widget's corpus is than the tables' one."""
+    rows = {str(row[0]): row for row in table.get("rows", [])}
+    if not {"v1", "v2"} <= rows.keys():
+        raise TakeawayError("expected corpus rows v1 and v2")
+    columns = list(table["columns"])
+    train, packages = columns.index("train"), columns.index("packages")
+    labels = columns.index("one-word training sources")
+    v1, v2 = rows["v1"], rows["v2"]
+    ratio = number(v2[train]) / number(v1[train])
+    return (
+        f"Corpus v2 has {ratio:.1f} times v1's training pairs ({v2[train]} from {v2[packages]} "
+        f"packages against {v1[train]} from {v1[packages]}), {v2[labels]} of them one-word "
+        "labels."
+    )
+
+
 def translation_live(table: Table) -> str:
     """The widget's strongest big model against the v1 model at the same α: BLEU on the test
     sentences they share, and the frequent training sources given back."""
@@ -272,6 +289,7 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("seq2seq", "translation"): translation,
     ("seq2seq", "sparsity"): sparsity,
     ("seq2seq", "inflection-full"): inflection_full,
+    ("seq2seq", "translation-data"): translation_data,
     ("seq2seq", "translation-live"): translation_live,
 }
 
