@@ -43,6 +43,7 @@ from models.references import InflectionLexicon, TranslationCorpus, matches_refe
 from models.seq2seq import UNK, Trace
 from models.tasks.inflection_serving import Inflector, inflection_options
 from models.tasks.inflection_vocab import InvalidInflectionInput
+from models.tasks.translation import entry_corpus
 from models.tasks.translation_serving import InvalidTranslationInput, Translator
 
 # The α values the deep-dive ships for each task; more appear when their checkpoints exist.
@@ -179,7 +180,7 @@ def load_seq2seq(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serv
         float(config["out_alpha"]),
         runner,
         data.get("setting"),
-        data.get("corpus", "v1") if task == "translation" else None,
+        entry_corpus(entry) if task == "translation" else None,
     )
 
 

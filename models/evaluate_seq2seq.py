@@ -33,6 +33,7 @@ import sacrebleu
 import torch
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.references import matches_reference
 from models.seq2seq import beam_search
 from models.tasks import (
     inflection,
@@ -160,8 +161,7 @@ def reproduction_records(
 
 
 def _corpus_of(name: str) -> str:
-    """The corpus version a translation checkpoint was trained on (v1 before v2 existed)."""
-    return (read_manifest(CHECKPOINT_DIR)[name].get("data") or {}).get("corpus", "v1")
+    return translation.entry_corpus(read_manifest(CHECKPOINT_DIR)[name])
 
 
 def _translate_all(predictor: translation_serving.Translator, pairs: list) -> tuple[list, list]:
@@ -212,10 +212,7 @@ def evaluate_frequent(name: str, limit: int) -> dict:
     predictor = translation_serving.Translator.load(name)
     pairs = translation.frequent_training_pairs(_corpus_of(name), limit or FREQUENT_SOURCES)
     hypotheses, _ = _translate_all(predictor, pairs)
-    exact = [
-        " ".join(h.split()) == " ".join(p.target.split())
-        for p, h in zip(pairs, hypotheses, strict=True)
-    ]
+    exact = [matches_reference(h, [p.target]) for p, h in zip(pairs, hypotheses, strict=True)]
     return {
         "exact": sum(exact) / len(exact),
         "pairs": len(pairs),

@@ -30,7 +30,7 @@ from models.references import (
     write_reference,
 )
 from models.tasks.inflection import InflectionExample, language_tables, lemma_split
-from models.tasks.translation import SentencePair
+from models.tasks.translation import SentencePair, entry_corpus
 
 letters = st.text(alphabet="abcäöüßéz", min_size=1, max_size=12)
 
@@ -173,8 +173,8 @@ def test_the_shipped_files_describe_what_the_served_models_learned_from() -> Non
             assert data["packages"] == inflection["data"]["packages"], name
             assert data["setting"] in inflection["data"]["training_sets"], name
         else:  # the reference of the model's own corpus version
-            corpus = data.get("corpus", "v1")
-            translation = SHIPPED[references.reference_name("translation", corpus)]
+            name_of_reference = references.reference_name("translation", entry_corpus(entry))
+            translation = SHIPPED[name_of_reference]
             assert data["corpus_sha256"] == translation["data"]["corpus_sha256"], name
 
 

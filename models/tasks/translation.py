@@ -324,6 +324,13 @@ CORPORA = {
     "v2": CorpusVersion("v2", PINNED_PACKAGES + MORE_PACKAGES, 1, ROOT / "data" / "translation-v2"),
 }
 
+
+def entry_corpus(entry: dict) -> str:
+    """The corpus version a translation checkpoint's manifest entry was trained on (entries
+    written before versions existed are v1's)."""
+    return (entry.get("data") or {}).get("corpus", "v1")
+
+
 MIN_WORDS, MAX_WORDS = 2, 25  # v1's source length; v2 keeps one-word labels too
 MAX_LABEL_TARGET_WORDS = 4  # a one-word source's translation
 TEST_PERCENT, DEV_PERCENT = 2, 1

@@ -9,6 +9,7 @@ import sentencepiece as spm
 import torch
 
 from models.checkpoints import load_model, read_manifest
+from models.references import matches_reference
 from models.seq2seq import EOS, Seq2Seq, Seq2SeqRecipe, greedy_decode
 from models.tasks.translation import (
     CORPORA,
@@ -94,7 +95,9 @@ class TranslationRecipe(Seq2SeqRecipe):
             found = greedy_translations(
                 model, self.source_sp, self.target_sp, [p.source for p in pairs]
             )
-        return [p for p, h in zip(pairs, found, strict=True) if " ".join(h.split()) != p.target]
+        return [
+            p for p, h in zip(pairs, found, strict=True) if not matches_reference(h, [p.target])
+        ]
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()

@@ -9,6 +9,7 @@ import sentencepiece as spm
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
 from models.seq2seq import Seq2Seq, Trace, decode
+from models.tasks.translation import entry_corpus
 from models.tasks.translation_tokenizers import (
     MAX_SOURCE_CHARS,
     MAX_SOURCE_WORDS,
@@ -38,8 +39,7 @@ class Translator:
     def load(cls, name: str, directory: Path = CHECKPOINT_DIR) -> Translator:
         """The checkpoint with the tokenizers its manifest entry names (its corpus's)."""
         model, entry = load_model(name, directory)
-        corpus = entry.get("data", {}).get("corpus", "v1")
-        return cls(model, *load_tokenizers(directory, corpus), name)
+        return cls(model, *load_tokenizers(directory, entry_corpus(entry)), name)
 
     def translate(
         self,
