@@ -5,6 +5,7 @@ Browser fixtures (live server, shared Chromium, tracked pages) live in tests/bro
 
 from __future__ import annotations
 
+import gc
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -22,6 +23,15 @@ from app.main import create_app  # noqa: E402
 from models.checkpoints import build_model, save_checkpoint  # noqa: E402
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+
+
+@pytest.fixture(autouse=True)
+def collectable_after_each_test() -> Iterator[None]:
+    """An app's start-up freezes every live object out of the garbage collector's reach (see
+    app.serving.freeze_start_up_objects): right for a worker, which keeps them for its life, but
+    a test session starts hundreds of apps, and what one test froze would never be collected."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

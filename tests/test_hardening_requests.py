@@ -110,14 +110,10 @@ def test_start_up_objects_are_out_of_the_collectors_reach(checkpoints: Path) -> 
     thread of the worker stops for it. Start-up makes a few hundred thousand long-lived
     objects (modules, models, reference entries); left tracked, each full collection paused the
     worker for ~180 ms, the /healthz p99 of the storm bench. After start-up they are frozen."""
-    gc.unfreeze()
-    try:
-        with serve(checkpoints) as started:
-            assert started.get("/healthz").status_code == 200
-            assert gc.get_freeze_count() > 100_000
-            assert len(gc.get_objects()) < gc.get_freeze_count() / 10
-    finally:
-        gc.unfreeze()
+    with serve(checkpoints) as started:  # (tests/conftest.py unfreezes after each test)
+        assert started.get("/healthz").status_code == 200
+        assert gc.get_freeze_count() > 100_000
+        assert len(gc.get_objects()) < gc.get_freeze_count() / 10
 
 
 # ---- 2. readiness tells the truth ----
