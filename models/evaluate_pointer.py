@@ -144,11 +144,16 @@ def _model_note(entry: dict) -> str:
         f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on one "
         f"CPU thread; pointer {entry['config']['pointer']}."
     )
+    runs = []  # a fine-tune: the runs it started from, latest first
     parent = entry.get("init_from") or {}
-    if parent.get("steps") is not None:  # a fine-tune: say what it started from
+    while parent.get("steps") is not None:
+        runs.append(f"{parent['steps']:,} steps ({parent['wall_time_s'] / 60:.0f} min)")
+        parent = parent.get("earlier_init_from") or {}
+    if runs:
         note += (
-            f" Those steps fine-tuned a model trained for {parent['steps']:,} steps "
-            f"({parent['wall_time_s'] / 60:.0f} min) before."
+            " Those steps fine-tuned a model trained for "
+            + ", itself fine-tuned from one trained for ".join(runs)
+            + " before."
         )
     return note
 
