@@ -49,7 +49,10 @@ def lookup(path: str) -> str:
     fields = [f.strip() for f in path.split("|")]
     source, table_id = fields[0].split(".")
     table = results(source)["tables"][table_id]
-    (row,) = [r for r in table["rows"] if r[0] == fields[1]]
+    rows = [r for r in table["rows"] if r[0] == fields[1]]
+    # or the row's first two cells ("entmax15, 20": the pointer and n)
+    rows = rows or [r for r in table["rows"] if ", ".join(r[:2]) == fields[1]]
+    (row,) = rows
     cell = row[table["columns"].index(fields[2])]
     if len(fields) == 4:
         main, paren = re.fullmatch(r"(.*) \((.*)\)", cell).groups()
