@@ -170,6 +170,27 @@ def sparse_pointer(table: Table) -> str:
     )
 
 
+def sparse_tsp(table: Table) -> str:
+    """The sparse TSP pointer against the softmax one at the largest n: greedy gap and support."""
+    columns = list(table["columns"])
+    greedy, support = columns.index("greedy (gap to reference)"), columns.index("mean support size")
+    rows = [list(map(str, row)) for row in table.get("rows", [])]
+    largest = max((row[1] for row in rows), key=int, default=None)
+    dense = next((r for r in rows if r[0] == "softmax" and r[1] == largest), None)
+    sparse = next((r for r in rows if r[0] != "softmax" and r[1] == largest), None)
+    if dense is None or sparse is None:
+        raise TakeawayError("expected a softmax and a sparse row at the largest n")
+
+    def gap(cell: str) -> str:
+        return re.fullmatch(r".*\((.*)\)", cell).group(1)
+
+    return (
+        f"At n = {largest} the sparse pointer's greedy tours are {gap(sparse[greedy])} above the "
+        f"reference against {gap(dense[greedy])} for softmax, while a step keeps "
+        f"{sparse[support]} cities in its support against {dense[support]}."
+    )
+
+
 def inflection(table: Table) -> str:
     averages = rows_where(table, "language", "average")
     if not averages:
@@ -265,7 +286,8 @@ def translation_live(table: Table) -> str:
     bleu = columns.index("BLEU, v1 test set")
     frequent = next(i for i, name in enumerate(columns) if name.endswith("exact"))
     rows = [list(map(str, row)) for row in table.get("rows", [])]
-    live = next((row for row in rows if row[0].startswith("big")), None)
+    big = [row for row in rows if row[0].startswith("big")]
+    live = next((row for row in big if row[1] == "1.5"), big[0] if big else None)  # the paper's α
     small = next((row for row in rows if row[0] == "v1" and live and row[1] == live[1]), None)
     if live is None or small is None:
         raise TakeawayError("expected a big model and the v1 model at its α")
@@ -285,6 +307,7 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("pointer", "tsp-reference-check"): tsp_reference_check,
     ("pointer", "sort"): sort,
     ("pointer", "sparse-pointer"): sparse_pointer,
+    ("pointer", "sparse-tsp"): sparse_tsp,
     ("seq2seq", "inflection"): inflection,
     ("seq2seq", "translation"): translation,
     ("seq2seq", "sparsity"): sparsity,

@@ -148,3 +148,19 @@ def test_try_this_links_carry_the_figure_state() -> None:
     for bad in ({"target": "x", "steps": [step]}, {"target": "Bad Id", "steps": [step, step]}):
         with pytest.raises(WidgetError):
             try_this_context(bad, None)
+
+
+def test_the_sparse_tsp_takeaway_reads_the_largest_n() -> None:
+    columns = ["pointer", "tested n", "greedy (gap to reference)", "mean support size"]
+    rows = [
+        ["softmax", "10", "2.882 (+0.49%)", "6.00"],
+        ["softmax", "20", "3.895 (+2.10%)", "11.00"],
+        ["entmax15", "10", "2.880 (+0.43%)", "1.30"],
+        ["entmax15", "20", "3.887 (+1.89%)", "1.57"],
+    ]
+    sentence = takeaway("pointer", "sparse-tsp", {"columns": columns, "rows": rows})
+    assert sentence == (
+        "At n = 20 the sparse pointer's greedy tours are +1.89% above the reference against "
+        "+2.10% for softmax, while a step keeps 1.57 cities in its support against 11.00."
+    )
+    assert takeaway("pointer", "sparse-tsp", {"columns": columns, "rows": rows[:2]}) is None
