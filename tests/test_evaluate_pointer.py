@@ -107,17 +107,9 @@ def test_exact_rows_use_held_karp(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_a_model_note_names_every_run_a_fine_tune_started_from() -> None:
     first = {"steps": 4183, "wall_time_s": 4200.0, "earlier_init_from": None}
     second = {"steps": 13409, "wall_time_s": 4200.0, "earlier_init_from": first}
-    entry = {
-        "parameters": 561664,
-        "config": {"hidden": 128, "pointer": "softmax"},
-        "steps": 15279,
-        "batch_size": 128,
-        "instances_seen": 1955712,
-        "wall_time_s": 3600.0,
-        "init_from": second,
-    }
+    entry = {**FAKE_ENTRY, "init_from": second}
     assert ev._model_note(entry).endswith(
-        "60 min on one CPU thread; pointer softmax. Those steps fine-tuned a model trained for "
+        "1 min on one CPU thread; pointer softmax. Those steps fine-tuned a model trained for "
         "13,409 steps (70 min), itself fine-tuned from one trained for 4,183 steps (70 min) before."
     )
     assert "fine-tuned" not in ev._model_note({**entry, "init_from": None})
