@@ -180,13 +180,9 @@ def sparse_tsp(table: Table) -> str:
     sparse = next((r for r in rows if r[0] != "softmax" and r[1] == largest), None)
     if dense is None or sparse is None:
         raise TakeawayError("expected a softmax and a sparse row at the largest n")
-
-    def gap(cell: str) -> str:
-        return re.fullmatch(r".*\((.*)\)", cell).group(1)
-
     return (
-        f"At n = {largest} the sparse pointer's greedy tours are {gap(sparse[greedy])} above the "
-        f"reference against {gap(dense[greedy])} for softmax, while a step keeps "
+        f"At n = {largest} the sparse pointer's greedy tours are {_paren(sparse[greedy])} above "
+        f"the reference against {_paren(dense[greedy])} for softmax, while a step keeps "
         f"{sparse[support]} cities in its support against {dense[support]}."
     )
 

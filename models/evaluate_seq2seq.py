@@ -367,8 +367,8 @@ def _replay_sentence(manifest: dict) -> str:
     )
 
 
-def _full_names() -> list[str]:
-    return [model_name("inflection", a, "full") for a in ALPHAS]
+def _full_names(settings: tuple[str, ...] = ("full",)) -> list[str]:
+    return [model_name("inflection", a, s) for s in settings for a in ALPHAS]
 
 
 def inflection_table(results: dict[tuple[str, float], dict | None]) -> dict:
@@ -627,7 +627,7 @@ def training_table() -> dict:
     """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
     manifest = read_manifest(CHECKPOINT_DIR)
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
-    full = [model_name("inflection", a, s) for s in ("full", "full + replay") for a in ALPHAS]
+    full = _full_names(("full", "full + replay"))
     names += [name for name in full if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
     names += [
