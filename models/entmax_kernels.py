@@ -401,24 +401,42 @@ def _max2(a, b):
 
 
 @njit(cache=True)
-def _block_maxima(z, maxima):
-    """maxima[b] = max of z[8b : 8b + 8]; returns the row maximum."""
+def _row_max(z):
+    """max z, as eight independent running maxima (a chain of d/8 compares, not d)."""
     d = z.shape[0]
+    best = z[0]
     full = d // _BLOCK
-    row_max = z[0]
-    for b in range(full):  # a tree of independent maxima, not a chain: the CPU overlaps them
+    for b in range(full):
         s = b * _BLOCK
         low = _max2(_max2(z[s], z[s + 1]), _max2(z[s + 2], z[s + 3]))
         high = _max2(_max2(z[s + 4], z[s + 5]), _max2(z[s + 6], z[s + 7]))
+        best = _max2(_max2(low, high), best)
+    for t in range(full * _BLOCK, d):
+        best = _max2(z[t], best)
+    return float(best)
+
+
+@njit(cache=True)
+def _block_maxima(z, maxima):
+    """maxima[b] = the maximum of block b; returns the row maximum.
+
+    With w = d // 8, block b < w is the column {z[b], z[b + w], ..., z[b + 7w]}: the maxima are
+    then elementwise maxima of eight contiguous slices, which vectorise in the input's own
+    precision (contiguous blocks of 8 need a horizontal maximum each, at twice the cost). The
+    last d - 8w entries, if any, form block w.
+    """
+    d = z.shape[0]
+    w = d // _BLOCK
+    for b in range(w):  # a tree of independent maxima, not a chain: the CPU overlaps them
+        low = _max2(_max2(z[b], z[b + w]), _max2(z[b + 2 * w], z[b + 3 * w]))
+        high = _max2(_max2(z[b + 4 * w], z[b + 5 * w]), _max2(z[b + 6 * w], z[b + 7 * w]))
         maxima[b] = _max2(low, high)
-    if full < maxima.shape[0]:
-        best = z[full * _BLOCK]
-        for t in range(full * _BLOCK + 1, d):
+    if w < maxima.shape[0]:
+        best = z[w * _BLOCK]
+        for t in range(w * _BLOCK + 1, d):
             best = _max2(z[t], best)
-        maxima[full] = best
-    for b in range(maxima.shape[0]):
-        row_max = _max2(maxima[b], row_max)
-    return row_max
+        maxima[w] = best
+    return _row_max(maxima)
 
 
 _SHORT = 64  # rows up to this width skip the blocks (see _forward_row)
@@ -441,22 +459,23 @@ def _gather_short(z, scale, index, v):
 
 
 @njit(cache=True)
-def _gather_whole_blocks(z, kind, alpha, index, v, block_v, block_index):
+def _gather_whole_blocks(z, kind, alpha, index, v, block_max, block_v, block_index):
     """(row max, bound, n): a lower bound on τ from the block maxima, and in v[:n] (in units of
     z̃ relative to the maximum) the entries of every block whose maximum lies above it. The open
     blocks are listed without a branch and copied whole, fixed-length copies that vectorise; the
-    τ steps then run branch-free over them."""
+    τ steps then run branch-free over them. When more than half the blocks are open (a wide
+    support, as at α near 1), one pass over the row keeps just the entries above the bound."""
     d = z.shape[0]
     scale = alpha - 1.0
     # α = 2 and 1.5 floor the values at -2 (never in the support); other α keep them as they
     # are, since the tangent bound's sparsemax problems may reach below -2
     floor = -np.inf if kind == GENERAL else -2.0
     blocks = (d + _BLOCK - 1) // _BLOCK
-    row_max = float(_block_maxima(z, block_v[:blocks]))
+    row_max = float(_block_maxima(z, block_max[:blocks]))
     if row_max == -np.inf:
         return row_max, -1.0, 0
     for b in range(blocks):  # block maxima in units of z̃ relative to the maximum
-        x = scale * (block_v[b] - row_max)
+        x = scale * (block_max[b] - row_max)
         block_v[b] = x if x > floor else floor
     if kind != GENERAL:
         bound = _bound_steps(block_v, blocks, kind, _BOUND_STEPS)
@@ -471,37 +490,29 @@ def _gather_whole_blocks(z, kind, alpha, index, v, block_v, block_index):
         block_index[opened] = b
         opened += block_v[b] > limit
     n = 0
+    if 2 * opened > blocks:  # a wide support: one pass that keeps only the entries above it
+        for j in range(d):  # (branch-free compaction: write always, advance when kept)
+            x = scale * (z[j] - row_max)
+            v[n] = x
+            index[n] = j
+            n += x > limit
+        return row_max, bound, n
+    w = d // _BLOCK
     for i in range(opened):
-        start = block_index[i] * _BLOCK
-        if start + _BLOCK <= d:  # a whole block: a fixed trip count the compiler unrolls
+        b = block_index[i]
+        if b < w:  # a column: a fixed trip count the compiler unrolls
             for t in range(_BLOCK):
-                x = scale * (z[start + t] - row_max)
+                x = scale * (z[b + t * w] - row_max)
                 v[n + t] = x if x > floor else floor
-                index[n + t] = start + t
+                index[n + t] = b + t * w
             n += _BLOCK
         else:
-            for t in range(start, d):
+            for t in range(w * _BLOCK, d):
                 x = scale * (z[t] - row_max)
                 v[n] = x if x > floor else floor
                 index[n] = t
                 n += 1
     return row_max, bound, n
-
-
-@njit(cache=True)
-def _row_max(z):
-    """max z, as eight independent running maxima (a chain of d/8 compares, not d)."""
-    d = z.shape[0]
-    best = z[0]
-    full = d // _BLOCK
-    for b in range(full):
-        s = b * _BLOCK
-        low = _max2(_max2(z[s], z[s + 1]), _max2(z[s + 2], z[s + 3]))
-        high = _max2(_max2(z[s + 4], z[s + 5]), _max2(z[s + 6], z[s + 7]))
-        best = _max2(_max2(low, high), best)
-    for t in range(full * _BLOCK, d):
-        best = _max2(z[t], best)
-    return float(best)
 
 
 @njit(cache=True)
@@ -516,34 +527,40 @@ def _scaled_row(z, scale, row_max, v):
 @njit(cache=True)
 def _write_output(z, scale, row_max, tau, kind, out):
     """out = [z̃ - max z̃ - τ]₊ (α = 2) or its square (α = 1.5): one branch-free pass over the row,
-    with the very expression the candidates were computed with, so the support is the same."""
+    in the input's precision (a float32 row takes twice the entries per vector; its values
+    differ from float64's by a rounding of z̃ - max z̃ ≤ 1 on the support, about 1e-7)."""
+    real = z.dtype.type
+    s, m, t, zero = real(scale), real(row_max), real(tau), real(0.0)
     if kind == SPARSEMAX:
         for j in range(z.shape[0]):
-            u = scale * (z[j] - row_max) - tau
-            out[j] = u if u > 0 else 0.0
+            u = s * (z[j] - m) - t
+            out[j] = u if u > zero else zero
     else:
         for j in range(z.shape[0]):
-            u = scale * (z[j] - row_max) - tau
-            out[j] = u * u if u > 0 else 0.0
+            u = s * (z[j] - m) - t
+            out[j] = u * u if u > zero else zero
 
 
 @njit(cache=True, inline="always")
-def _forward_row(z, kind, alpha, out, index, v, power, block_v, block_index):
+def _forward_row(z, kind, alpha, out, index, v, power, block_max, block_v, block_index):
     """Write α-entmax of the row z into out; return τ on z̃ = (α-1) z (NaN: every entry -inf)
     and n: the support is among the columns index[:n].
 
     (Rows up to _SHORT wide at α = 2 and 1.5 go to `_short_span` instead.) On longer rows: the
     threshold of any subset of the scores is at most the row's (fewer terms need a lower τ to
-    reach mass 1). The first pass takes the maximum of every block of 8 entries; the threshold
-    of those maxima is a lower bound on τ, and only the blocks whose maximum lies above it can
-    hold support entries: on typical rows a handful of blocks are read again.
+    reach mass 1). The first pass takes the maximum of every block of 8 entries (a column of the
+    row read as 8 slices; see `_block_maxima`); the threshold of those maxima is a lower bound
+    on τ, and only the blocks whose maximum lies above it can hold support entries: on typical
+    rows a handful of blocks are read again.
     """
     d = z.shape[0]
     scale = alpha - 1.0
     if d <= _SHORT:  # general α only
         row_max, bound, n = _gather_short(z, scale, index, v)
     else:
-        row_max, bound, n = _gather_whole_blocks(z, kind, alpha, index, v, block_v, block_index)
+        row_max, bound, n = _gather_whole_blocks(
+            z, kind, alpha, index, v, block_max, block_v, block_index
+        )
     if row_max == -np.inf:
         return np.nan, 0
     if kind == SPARSEMAX:
@@ -673,10 +690,13 @@ def _forward_span(z, kind, alpha, out, tau, start, stop, target, loss):
     v = np.empty(d + _BLOCK, np.float64)  # room to pad a row's candidates to whole vectors
     power = np.empty(d + _BLOCK if kind == GENERAL else 0, np.float64)
     block_v = np.empty((d + _BLOCK - 1) // _BLOCK, np.float64)
+    block_max = np.empty(block_v.shape[0], z.dtype)  # maxima in the input's precision: exact
     block_index = np.empty(block_v.shape[0], np.int64)
     masked = 0
     for r in range(start, stop):
-        t, n = _forward_row(z[r], kind, alpha, out[r], index, v, power, block_v, block_index)
+        t, n = _forward_row(
+            z[r], kind, alpha, out[r], index, v, power, block_max, block_v, block_index
+        )
         tau[r] = t
         if np.isnan(t):
             masked += 1
