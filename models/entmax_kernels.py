@@ -244,6 +244,12 @@ def _sparsemax_step(v, k, mass, tau):
     support, τ_S = (Σ_S v - mass)/|S| is again a lower bound, and larger; when S stops changing
     (the same sums give the same τ_S), τ is the root."""
     n, total, _squares = _sums(v, k, tau)
+    return _sparsemax_update(mass, tau, n, total)
+
+
+@njit(cache=True, inline="always")
+def _sparsemax_update(mass, tau, n, total):
+    """`_sparsemax_step` from the sums over S = {v > τ}."""
     t = (total - mass) / n
     if not t > tau:
         return tau, True
@@ -266,6 +272,12 @@ def _entmax15_step(v, k, tau):
     include every entry above it. The closed form on S = {v > τ} is the root when S is exactly
     the entries above it; otherwise a Newton step from below."""
     n, s1, s2 = _sums(v, k, tau)
+    return _entmax15_update(v, k, tau, n, s1, s2)
+
+
+@njit(cache=True, inline="always")
+def _entmax15_update(v, k, tau, n, s1, s2):
+    """`_entmax15_step` from the sums (n, Σ v, Σ v²) over S = {v > τ}."""
     mean = s1 / n
     disc = 1.0 / n - (s2 / n - mean * mean)
     if disc >= 0:
@@ -515,13 +527,21 @@ def _gather_whole_blocks(z, kind, alpha, index, v, block_max, block_v, block_ind
     return row_max, bound, n
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_REORDER)
 def _scaled_row(z, scale, row_max, v):
     """v = z̃ - max z̃ for the whole row, floored at -2 (τ ≥ -1, so such entries are never in the
-    support, and a -inf score becomes a finite number the branch-free sums can add)."""
+    support, and a -inf score becomes a finite number the branch-free sums can add); returns
+    `_sums(v, d, -1)`, the first τ step's sums, from the same pass."""
+    n, s1, s2 = 0.0, 0.0, 0.0
     for j in range(z.shape[0]):
         x = scale * (z[j] - row_max)
-        v[j] = x if x > -2.0 else -2.0
+        x = x if x > -2.0 else -2.0
+        v[j] = x
+        y = x if x > -1.0 else 0.0
+        n += 1.0 if x > -1.0 else 0.0
+        s1 += y
+        s2 += y * y
+    return n, s1, s2
 
 
 @njit(cache=True)
@@ -651,8 +671,12 @@ def _short_span(z, kind, alpha, out, tau, start, stop, target, loss):
             row_max[b] = _row_max(z[first + b])
             done[b] = row_max[b] == -np.inf
             lane_tau[b] = -1.0
-            if not done[b]:
-                _scaled_row(z[first + b], scale, row_max[b], v[b])
+            if not done[b]:  # the first step, on the sums of the pass that scales the row
+                n, s1, s2 = _scaled_row(z[first + b], scale, row_max[b], v[b])
+                if kind == SPARSEMAX:
+                    lane_tau[b], done[b] = _sparsemax_update(1.0, -1.0, n, s1)
+                else:
+                    lane_tau[b], done[b] = _entmax15_update(v[b], d, -1.0, n, s1, s2)
         for _ in range(_MAX_ITERS):
             active = False
             for b in range(lanes):
