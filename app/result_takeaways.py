@@ -248,14 +248,19 @@ def inflection_full(table: Table) -> str:
         f"{sparse[test]} (1.5-entmax); of the irregular English pasts they were taught, "
         f"softmax gives back {softmax[irregular]} and 1.5-entmax {sparse[irregular]}"
     )
-    replay = rows.get(("full + replay", "1.5"))
-    if replay is None:
+    replays = [
+        (name, rows[("full + replay", alpha)], before)
+        for name, alpha, before in (("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax))
+        if ("full + replay", alpha) in rows
+    ]
+    if not replays:
         return sentence + "."
-    change = points(number(replay[test]) - number(sparse[test]))
-    return (
-        f"{sentence}; the replay phase takes that to {replay[irregular]}, with held-out "
-        f"accuracy {change} points."
+    changes = " and ".join(
+        f"{replay[irregular]} for {name} (held-out accuracy "
+        f"{points(number(replay[test]) - number(before[test]))} points)"
+        for name, replay, before in replays
     )
+    return f"{sentence}; the replay phase takes that to {changes}."
 
 
 def translation_data(table: Table) -> str:
