@@ -263,23 +263,6 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         (5, 20),
         (20,),
     ),
-    # the live TSP model: pointer-tsp twice as wide, started from its weights
-    # (`--init-from checkpoints/pointer-tsp.safetensors`, widened by models/widen.py, so it
-    # begins exactly where the narrow model stopped). After 79,000 fine-tuning steps the narrow
-    # model's greedy gap had flattened near 2% on its training labels as on fresh cities:
-    # it lacked capacity, not data. Twice the width costs 3.2 times the step time. The budget
-    # was 145 minutes at the start and cut to 108 at step 9,000 (`--resume --time-budget 108`),
-    # so that the evaluation fitted the session; the cosine decay follows the budget.
-    "pointer-tsp-wide": _pointer(
-        "pointer-tsp-wide",
-        "tsp",
-        Config(input_dim=2, hidden=256, glimpse_residual=True, embedding_skip=True),
-        TrainDefaults(
-            steps=200000, batch_size=128, lr=5e-4, validate_every=500, time_budget_min=108
-        ),
-        (5, 20),
-        (20,),
-    ),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no
     # parameters), `--init-from checkpoints/pointer-tsp.safetensors`

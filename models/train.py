@@ -41,7 +41,6 @@ from tqdm import tqdm
 from models.checkpoints import read_manifest, save_checkpoint, sha256_file
 from models.recipe import Recipe, TrainDefaults
 from models.recipes import get_recipe
-from models.widen import widened_state
 
 
 def learning_rate(base: float, step: int, warmup: int, progress: float) -> float:
@@ -93,24 +92,16 @@ def load_resume(
 def initial_weights(model: nn.Module, path: Path) -> dict:
     """Load trained weights into the model; return what the manifest records about them.
 
-    The architecture must match exactly (same config), so a wrong file fails loudly, except
-    that a pointer network may start from a narrower one's weights (models/widen.py). When
+    The architecture must match exactly (same config), so a wrong file fails loudly. When
     the file sits in a checkpoint directory, its manifest entry says how it was trained.
     """
     if not path.exists():
         raise SystemExit(f"--init-from: no weights file at {path}.")
-    weights = load_file(path)
-    info: dict[str, Any] = {"file": str(path), "sha256": sha256_file(path)}
     try:
-        model.load_state_dict(weights)
+        model.load_state_dict(load_file(path))
     except RuntimeError as error:
-        try:
-            model.load_state_dict(widened_state(weights, model))
-        except ValueError:
-            raise SystemExit(
-                f"--init-from: {path} does not fit this recipe's model: {error}"
-            ) from None
-        info["widened_from_hidden"] = weights["go"].numel()
+        raise SystemExit(f"--init-from: {path} does not fit this recipe's model: {error}") from None
+    info: dict[str, Any] = {"file": str(path), "sha256": sha256_file(path)}
     for name, entry in read_manifest(path.parent).items():
         if entry.get("file") == path.name and entry.get("sha256") == info["sha256"]:
             info["checkpoint"] = name

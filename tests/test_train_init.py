@@ -57,20 +57,3 @@ def test_install_copies_a_run_into_the_checkpoint_directory(tmp_path: Path) -> N
     installed = install_checkpoint(tmp_path / "run", TINY, shipped)
     assert entry is not None and installed["sha256"] == entry["sha256"]
     assert load_model(TINY, shipped)[1]["steps"] == 2
-
-
-def test_a_pointer_network_can_start_from_a_narrower_ones_weights(tmp_path: Path) -> None:
-    from dataclasses import replace
-
-    from models.pointer import PointerNet
-    from models.train import initial_weights
-
-    train([TINY, "--steps", "2", *_dirs(tmp_path, "narrow")])
-    narrow, _ = load_model(TINY, tmp_path / "narrow")
-    wide = PointerNet(replace(narrow.config, hidden=2 * narrow.config.hidden))
-    record = initial_weights(wide, tmp_path / "narrow" / f"{TINY}.safetensors")
-    assert record["widened_from_hidden"] == narrow.config.hidden
-    assert record["checkpoint"] == TINY
-    values = torch.rand(3, 6, 1)
-    targets = values[..., 0].argsort(dim=1)
-    torch.testing.assert_close(wide(values, targets), narrow(values, targets), atol=1e-5, rtol=0)
