@@ -164,24 +164,28 @@ def _inflect_full(alpha: float) -> Recipe:
     )
 
 
-def _inflect_full_replay(alpha: float) -> Recipe:
+def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     """Phase two of a full model: 12,000 steps from its weights (`--init-from
     checkpoints/seq2seq-inflect-full-a<α>.safetensors`) at a quarter of the learning rate, on
     its training set with each cell it still got wrong repeated 8 more times. After 60,000
     steps the α = 1.5 model gave back only 43% of the irregular English pasts it was taught
     (go → woed, eat → eated); after this phase 81% (went, ate), for 1.5 points of held-out
     accuracy. A gentler phase (8,000 steps at 1.5e-4, 4 copies) kept the held-out accuracy (dev
-    95.4%) but left go → woed and eat → eated (irregular pasts 58%, greedy). A second round from
-    this phase's weights, repeating only what it still got wrong, forgot what the first round
-    had repeated (irregular pasts 81% → 64%, go → goed again): a later round has to repeat the
-    earlier rounds' cells too."""
+    95.4%) but left go → woed and eat → eated (irregular pasts 58%, greedy).
+
+    Round 2 (`-replay2`, `--init-from checkpoints/seq2seq-inflect-full-a<α>-replay.safetensors`)
+    repeats what either the full model or round 1 got wrong. A round 2 that repeated only round
+    1's remaining mistakes forgot what round 1 had repeated (α = 1.5: irregular pasts 81% →
+    64%, go → goed again)."""
+    base = f"seq2seq-inflect-full-a{alpha:g}"
+    sources = (base, f"{base}-replay")[:round_]
     return InflectionRecipe(
-        f"seq2seq-inflect-full-a{alpha:g}-replay",
+        f"{base}-replay" if round_ == 1 else f"{base}-replay{round_}",
         alpha,
         steps=12_000,
         validate_every=1000,
         lr=5e-4,
-        replay_from=f"seq2seq-inflect-full-a{alpha:g}",
+        replay_from=sources,
         replay_copies=8,
         **FULL_MODEL,
     )
@@ -302,6 +306,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a2": lambda: _inflect_full(2.0),
     "seq2seq-inflect-full-a1-replay": lambda: _inflect_full_replay(1.0),
     "seq2seq-inflect-full-a1.5-replay": lambda: _inflect_full_replay(1.5),
+    "seq2seq-inflect-full-a1.5-replay2": lambda: _inflect_full_replay(1.5, round_=2),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),

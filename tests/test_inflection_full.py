@@ -228,7 +228,7 @@ def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong()
         pytest.skip(f"{source} is not trained in this checkout")
     plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
     replayed = inflection_recipe.InflectionRecipe(
-        "replayed", 1.0, setting="medium", steps=10, replay_from=source, replay_copies=3
+        "replayed", 1.0, setting="medium", steps=10, replay_from=(source,), replay_copies=3
     )
     model, entry = load_model(source)
     with torch.no_grad():
@@ -246,3 +246,29 @@ def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong()
         "copies": 3,
     }
     assert "replay" not in plain.data_description()
+
+
+def test_a_later_replay_round_repeats_what_any_of_its_sources_gets_wrong() -> None:
+    """A second round repeats the cells that either the first model or the first round got
+    wrong: repeating only the latest model's mistakes let it forget the earlier ones."""
+    sources = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
+    manifest = read_manifest()
+    if not all(name in manifest for name in sources):
+        pytest.skip("the high models are not trained in this checkout")
+    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+    replayed = inflection_recipe.InflectionRecipe(
+        "replayed", 1.0, setting="medium", steps=10, replay_from=sources, replay_copies=2
+    )
+    wrong_by = []
+    for name in sources:
+        model, _ = load_model(name)
+        with torch.no_grad():
+            correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
+        wrong_by.append({i for i, right in enumerate(correct) if not right})
+    union = wrong_by[0] | wrong_by[1]
+    assert len(union) > max(len(w) for w in wrong_by)  # each source adds cells of its own
+    extra = sum(len(plain.training[i].forms) for i in union) * 2
+    assert len(replayed._pairs) == len(plain._pairs) + extra
+    replay = replayed.data_description()["replay"]
+    assert replay["from"] == list(sources) and replay["cells_wrong_before"] == len(union)
+    assert replay["sha256"] == [manifest[name]["sha256"] for name in sources]

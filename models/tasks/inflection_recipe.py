@@ -70,10 +70,11 @@ class InflectionRecipe(Seq2SeqRecipe):
     batch_size: int = 128
     validate_every: int = 1000
     lr: float = 2e-3
-    # A second phase for the full setting: fine-tune the trained checkpoint `replay_from` (run
-    # with --init-from its weights) on its training set with every cell it still gets wrong
-    # (greedy) repeated `replay_copies` more times, so that it learns what no rule predicts.
-    replay_from: str | None = None
+    # A second phase for the full setting: fine-tune a trained checkpoint (run with --init-from
+    # its weights) on its training set with every cell that any checkpoint of `replay_from`
+    # still gets wrong (greedy) repeated `replay_copies` more times, so that it learns what no
+    # rule predicts. A later round names the earlier rounds' models too, or it forgets them.
+    replay_from: tuple[str, ...] = ()
     replay_copies: int = 0
     family: str = "seq2seq"
     task: str = "inflection"
@@ -94,23 +95,30 @@ class InflectionRecipe(Seq2SeqRecipe):
             self.training = self.splits[self.setting]
         self._pairs = _training_pairs(self.training, self.vocab)
         self._replay: dict | None = None
-        if self.replay_from is not None:
+        if self.replay_from:
             mistakes = self._mistakes_of(self.replay_from)
             self._pairs += _training_pairs(mistakes, self.vocab) * self.replay_copies
+            manifest = read_manifest()
+            single = len(self.replay_from) == 1  # the first rounds' manifests kept this form
             self._replay = {
-                "from": self.replay_from,
-                "sha256": read_manifest()[self.replay_from]["sha256"],
+                "from": self.replay_from[0] if single else list(self.replay_from),
+                "sha256": manifest[self.replay_from[0]]["sha256"]
+                if single
+                else [manifest[name]["sha256"] for name in self.replay_from],
                 "cells_wrong_before": len(mistakes),
                 "copies": self.replay_copies,
             }
 
-    def _mistakes_of(self, name: str) -> list[InflectionExample]:
-        """The training cells the checkpoint `name` gets wrong with greedy decoding."""
-        model, _entry = load_model(name)
-        model.eval()
-        with torch.no_grad():
-            correct = greedy_correct(model, self.vocab, self.training)
-        return [e for e, right in zip(self.training, correct, strict=True) if not right]
+    def _mistakes_of(self, names: tuple[str, ...]) -> list[InflectionExample]:
+        """The training cells that any of the checkpoints `names` gets wrong (greedy)."""
+        wrong = [False] * len(self.training)
+        for name in names:
+            model, _entry = load_model(name)
+            model.eval()
+            with torch.no_grad():
+                correct = greedy_correct(model, self.vocab, self.training)
+            wrong = [w or not right for w, right in zip(wrong, correct, strict=True)]
+        return [e for e, w in zip(self.training, wrong, strict=True) if w]
 
     def validate(self, model: Seq2Seq) -> dict[str, float]:
         model.eval()
