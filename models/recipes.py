@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.pointer import Config, PointerNet, greedy, pointer_loss
+from models.pointer import Config, PointerNet, either_direction_loss, greedy, pointer_loss
 from models.recipe import Recipe, TrainDefaults
 from models.tasks import hull, instance_rng, sort, tsp
 from models.tasks.inflection_recipe import InflectionRecipe
@@ -41,10 +41,16 @@ class PointerRecipe:
     max_n: int
     validation_n: tuple[int, ...]
     validation_count: int = 200
+    # TSP: score a tour and its reverse as one answer (`either_direction_loss`; softmax only)
+    either_direction: bool = False
     family: str = "pointer"
     optimizer_note: str = POINTER_OPTIMIZER_NOTE
     _tsp_labels: dict = field(default_factory=dict, repr=False)
     _tsp_references: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.either_direction and (self.task != "tsp" or self.config.pointer != "softmax"):
+            raise ValueError("either_direction is for the softmax TSP pointer only")
 
     def build_model(self) -> nn.Module:
         return PointerNet(self.config)
@@ -59,7 +65,11 @@ class PointerRecipe:
             "random relabelling; target: canonical tour; label rounds generated during training "
             "are picked up every 250 steps",
         }
+        loss = "cross-entropy" if self.config.pointer == "softmax" else "Fenchel–Young"
+        if self.either_direction:
+            loss = "−log(P(tour) + P(reversed tour)): either direction of the cycle is right"
         return {
+            "loss": loss,
             "n_range": [self.min_n, self.max_n],
             "n_sampling": "one n per batch, uniform over the range",
             "source": sources[self.task],
@@ -85,6 +95,8 @@ class PointerRecipe:
 
     def loss(self, model: nn.Module, batch: Any) -> torch.Tensor:
         inputs, targets = batch
+        if self.either_direction:
+            return either_direction_loss(model, inputs, targets)
         return pointer_loss(self.config.pointer, model(inputs, targets), targets)
 
     def validate(self, model: nn.Module) -> dict[str, float]:
@@ -240,6 +252,8 @@ def _translate_big_replay(alpha: float) -> Recipe:
     )
 
 
+TSP_CONFIG = Config(input_dim=2, hidden=128, glimpse_residual=True, embedding_skip=True)
+
 RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-hull": _pointer(
         "pointer-hull",
@@ -259,10 +273,22 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-tsp": _pointer(
         "pointer-tsp",
         "tsp",
-        Config(input_dim=2, hidden=128, glimpse_residual=True, embedding_skip=True),
+        TSP_CONFIG,
         TrainDefaults(steps=40000, batch_size=128, lr=2e-3, validate_every=250, time_budget_min=35),
         (5, 20),
         (20,),
+    ),
+    # pointer-tsp continued with either direction of a tour counted as right:
+    # `--init-from checkpoints/pointer-tsp.safetensors`
+    "pointer-tsp-cycle": lambda: PointerRecipe(
+        "pointer-tsp-cycle",
+        "tsp",
+        TSP_CONFIG,
+        TrainDefaults(steps=20000, batch_size=128, lr=2.5e-4, validate_every=1000),
+        5,
+        20,
+        (20,),
+        either_direction=True,
     ),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no

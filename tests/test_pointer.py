@@ -8,6 +8,7 @@ from models.pointer import (
     PointerNet,
     beam_candidates,
     beam_search,
+    either_direction_loss,
     greedy,
     pointer_loss,
 )
@@ -153,3 +154,28 @@ def test_input_order_x_does_not_depend_on_the_given_order() -> None:
     a = greedy(model, points[None])[0]
     b = greedy(model, points[perm][None])[0]
     assert [int(perm[i]) for i in b.order] == a.order
+
+
+def test_either_direction_loss_scores_a_tour_and_its_reverse_as_one_answer() -> None:
+    """The loss is −log(P(tour) + P(reversed)) per step: the same for either direction given,
+    below the cross-entropy of each direction alone, and equal to a direct computation."""
+    model = _model(**TASK_CONFIGS["tsp"])
+    n = 8
+    points = torch.tensor(_instances(model.config, 4, n), dtype=torch.float32)
+    tours = torch.tensor(
+        [tsp.canonical_tour(np.random.default_rng(i).permutation(n)) for i in range(4)]
+    )
+    reverse = torch.cat([tours[:, :1], tours[:, 1:].flip(1)], dim=1)
+    assert not torch.equal(tours, reverse)
+    with torch.no_grad():
+        loss = either_direction_loss(model, points, tours)
+        assert torch.allclose(loss, either_direction_loss(model, points, reverse))
+
+        def log_p(targets: torch.Tensor) -> torch.Tensor:
+            probs = torch.softmax(model(points, targets), -1).gather(2, targets[..., None])
+            return probs[..., 0].log().sum(1)  # (B,)
+
+        direct = -torch.logaddexp(log_p(tours), log_p(reverse)).mean() / n
+        assert torch.allclose(loss, direct, atol=1e-5)
+        for targets in (tours, reverse):
+            assert loss < pointer_loss("softmax", model(points, targets), targets)
