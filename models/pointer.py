@@ -105,6 +105,51 @@ def either_direction_loss(
     return -torch.logsumexp(tour_log_probs, dim=0).mean() / targets.shape[1]
 
 
+@torch.no_grad()
+def sampled_tours(model: nn.Module, inputs: torch.Tensor, samples: int) -> torch.Tensor:
+    """`samples` tours (B, samples, n) per instance of cities (B, n, 2), each drawn step by
+    step from a softmax pointer's distribution (training's batched counterpart of `sample`)."""
+    batch, n, _ = inputs.shape
+    x = inputs.repeat_interleave(samples, dim=0)
+    memory = model.encode(x)
+    state, dec_in = memory.state, model.go.expand(len(x), -1)
+    mask = model.initial_mask(len(x), n)
+    rows = torch.arange(len(x))
+    chosen = []
+    for _ in range(n):
+        scores, state = model.step(memory, dec_in, state, mask)
+        choice = torch.multinomial(torch.softmax(scores, dim=-1), 1)[:, 0]
+        chosen.append(choice)
+        mask = mask.scatter(1, choice[:, None], True)
+        dec_in = memory.enc[rows, choice]
+    return torch.stack(chosen, dim=1).view(batch, samples, n)
+
+
+def closed_tour_lengths(inputs: torch.Tensor, tours: torch.Tensor) -> torch.Tensor:
+    """Lengths (B, k) of the closed tours (B, k, n) through the cities (B, n, 2)."""
+    k = tours.shape[1]
+    cities = inputs[:, None].expand(-1, k, -1, -1).gather(2, tours[..., None].expand(-1, -1, -1, 2))
+    return (cities - cities.roll(-1, dims=2)).norm(dim=-1).sum(dim=-1)
+
+
+def tour_reinforce_loss(model: nn.Module, inputs: torch.Tensor, samples: int) -> torch.Tensor:
+    """REINFORCE on tour length for a softmax pointer: draw `samples` tours per instance and
+    push up the log-probability of each in proportion to how much shorter it is than the mean
+    of the instance's other samples (the baseline; Kool et al., 2019, "Buy 4 REINFORCE
+    samples"), relative to the mean length. Its gradient is that of the expected tour length,
+    which the cross-entropy on optimal tours only approximates."""
+    module = getattr(model, "module", model)  # sampling needs the model's steps, not DDP's call
+    batch, n, _ = inputs.shape
+    tours = sampled_tours(module, inputs, samples)  # (B, k, n)
+    lengths = closed_tour_lengths(inputs, tours)
+    baseline = (lengths.sum(dim=1, keepdim=True) - lengths) / (samples - 1)
+    advantage = ((lengths - baseline) / lengths.mean()).view(-1)
+    flat = tours.view(batch * samples, n)
+    scores = model(inputs.repeat_interleave(samples, dim=0), flat)
+    log_p = -F.cross_entropy(scores.transpose(1, 2), flat, reduction="none").sum(dim=1)
+    return (advantage * log_p).mean() / n
+
+
 class AdditiveAttention(nn.Module):
     """u_j = vᵀ tanh(W_ref e_j + W_q q) for every query and every position."""
 

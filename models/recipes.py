@@ -13,7 +13,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from models.pointer import Config, PointerNet, either_direction_loss, greedy, pointer_loss
+from models.pointer import (
+    Config,
+    PointerNet,
+    either_direction_loss,
+    greedy,
+    pointer_loss,
+    tour_reinforce_loss,
+)
 from models.recipe import Recipe, TrainDefaults
 from models.tasks import hull, instance_rng, sort, tsp
 from models.tasks.inflection_recipe import InflectionRecipe
@@ -43,14 +50,19 @@ class PointerRecipe:
     validation_count: int = 200
     # TSP: score a tour and its reverse as one answer (`either_direction_loss`; softmax only)
     either_direction: bool = False
+    # TSP: REINFORCE on tour length with this many samples per instance (0: supervised)
+    reinforce_samples: int = 0
     family: str = "pointer"
     optimizer_note: str = POINTER_OPTIMIZER_NOTE
     _tsp_labels: dict = field(default_factory=dict, repr=False)
     _tsp_references: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.either_direction and (self.task != "tsp" or self.config.pointer != "softmax"):
-            raise ValueError("either_direction is for the softmax TSP pointer only")
+        tsp_only = self.either_direction or self.reinforce_samples
+        if tsp_only and (self.task != "tsp" or self.config.pointer != "softmax"):
+            raise ValueError("either_direction and reinforce are for the softmax TSP pointer")
+        if self.reinforce_samples == 1:
+            raise ValueError("REINFORCE needs at least 2 samples per instance for its baseline")
 
     def build_model(self) -> nn.Module:
         return PointerNet(self.config)
@@ -68,6 +80,11 @@ class PointerRecipe:
         loss = "cross-entropy" if self.config.pointer == "softmax" else "Fenchel–Young"
         if self.either_direction:
             loss = "−log(P(tour) + P(reversed tour)): either direction of the cycle is right"
+        if self.reinforce_samples:
+            loss = (
+                f"REINFORCE on tour length, {self.reinforce_samples} samples per instance, "
+                "baseline: the mean of the instance's other samples (labels unused)"
+            )
         return {
             "loss": loss,
             "n_range": [self.min_n, self.max_n],
@@ -95,6 +112,8 @@ class PointerRecipe:
 
     def loss(self, model: nn.Module, batch: Any) -> torch.Tensor:
         inputs, targets = batch
+        if self.reinforce_samples:
+            return tour_reinforce_loss(model, inputs, self.reinforce_samples)
         if self.either_direction:
             return either_direction_loss(model, inputs, targets)
         return pointer_loss(self.config.pointer, model(inputs, targets), targets)
@@ -289,6 +308,18 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         20,
         (20,),
         either_direction=True,
+    ),
+    # pointer-tsp continued by REINFORCE on tour length:
+    # `--init-from checkpoints/pointer-tsp.safetensors`
+    "pointer-tsp-rl": lambda: PointerRecipe(
+        "pointer-tsp-rl",
+        "tsp",
+        TSP_CONFIG,
+        TrainDefaults(steps=10000, batch_size=32, lr=2e-5, validate_every=500),
+        5,
+        20,
+        (20,),
+        reinforce_samples=8,
     ),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no

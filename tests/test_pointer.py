@@ -8,9 +8,12 @@ from models.pointer import (
     PointerNet,
     beam_candidates,
     beam_search,
+    closed_tour_lengths,
     either_direction_loss,
     greedy,
     pointer_loss,
+    sampled_tours,
+    tour_reinforce_loss,
 )
 from models.tasks import hull, tsp
 
@@ -179,3 +182,37 @@ def test_either_direction_loss_scores_a_tour_and_its_reverse_as_one_answer() -> 
         assert torch.allclose(loss, direct, atol=1e-5)
         for targets in (tours, reverse):
             assert loss < pointer_loss("softmax", model(points, targets), targets)
+
+
+def test_sampled_tours_are_permutations_with_the_lengths_of_the_tsp_module() -> None:
+    model = _model(**TASK_CONFIGS["tsp"])
+    points = torch.tensor(_instances(model.config, 3, 7), dtype=torch.float32)
+    torch.manual_seed(1)
+    tours = sampled_tours(model, points, 5)
+    assert tours.shape == (3, 5, 7)
+    lengths = closed_tour_lengths(points, tours)
+    for b in range(3):
+        for k in range(5):
+            order = tours[b, k].tolist()
+            assert sorted(order) == list(range(7))
+            expected = tsp.tour_length(points[b].double().numpy(), order)
+            assert lengths[b, k].item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_reinforce_steps_shorten_the_sampled_tours() -> None:
+    """A few REINFORCE steps on fixed instances lower the mean length of fresh samples."""
+    model = _model(**TASK_CONFIGS["tsp"])
+    points = torch.tensor(_instances(model.config, 8, 7), dtype=torch.float32)
+
+    def mean_sampled_length() -> float:
+        torch.manual_seed(123)
+        return closed_tour_lengths(points, sampled_tours(model, points, 64)).mean().item()
+
+    before = mean_sampled_length()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    torch.manual_seed(0)
+    for _ in range(30):
+        optimizer.zero_grad()
+        tour_reinforce_loss(model, points, 8).backward()
+        optimizer.step()
+    assert mean_sampled_length() < 0.95 * before
