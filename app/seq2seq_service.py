@@ -58,7 +58,11 @@ NAME_PREFIX: dict[Task, str] = {
 # "full" setting (the whole training split) and the big translation models (corpus v2, 2-layer
 # encoder, hidden 256), each after its replay phase where it has run.
 LIVE_NAMES: dict[Task, tuple[str, ...]] = {
-    "inflection": ("seq2seq-inflect-full-a{alpha:g}-replay", "seq2seq-inflect-full-a{alpha:g}"),
+    "inflection": (
+        "seq2seq-inflect-full-a{alpha:g}-replay2",
+        "seq2seq-inflect-full-a{alpha:g}-replay",
+        "seq2seq-inflect-full-a{alpha:g}",
+    ),
     "translation": ("seq2seq-translate-big-a{alpha:g}-replay", "seq2seq-translate-big-a{alpha:g}"),
 }
 

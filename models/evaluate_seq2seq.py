@@ -52,7 +52,8 @@ SINGLE_SEQUENCE_MASS = 1 - 1e-6
 
 def model_name(task: str, alpha: float, setting: str = "high") -> str:
     """The checkpoint of a task, α and setting: inflection high, medium, full, or "full +
-    replay" (the full model after its replay phase, models.recipes._inflect_full_replay);
+    replay" (the full model after its replay phase, models.recipes._inflect_full_replay), "full
+    + 2 replays" (a second replay round);
     translation "big", "big + replay" (models.recipes._translate_big, _translate_big_replay) or
     any other word for the v1 models."""
     label = f"{alpha:g}"
@@ -63,11 +64,13 @@ def model_name(task: str, alpha: float, setting: str = "high") -> str:
         return f"seq2seq-inflect-a{label}"
     if setting == "full + replay":
         return f"seq2seq-inflect-full-a{label}-replay"
+    if setting == "full + 2 replays":
+        return f"seq2seq-inflect-full-a{label}-replay2"
     return f"seq2seq-inflect-{setting}-a{label}"
 
 
 # the rows of the inflection-full table, in order
-FULL_TABLE_SETTINGS = ("full + replay", "full", "high")
+FULL_TABLE_SETTINGS = ("full + 2 replays", "full + replay", "full", "high")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -359,12 +362,22 @@ def _replay_sentence(manifest: dict) -> str:
             )
     if not parts:
         return ""
-    return (
+    sentence = (
         " Full + replay: the full model fine-tuned at a quarter of the learning rate on its "
         "training set with every cell it still got wrong (greedy) repeated ("
         + "; ".join(parts)
         + ")."
     )
+    for alpha in ALPHAS:
+        entry = manifest.get(model_name("inflection", alpha, "full + 2 replays"))
+        if entry is not None:
+            replay = entry["data"]["replay"]
+            sentence += (
+                f" Full + 2 replays (α = {alpha:g}): {entry['steps']:,} more steps from the "
+                f"first round, repeating the {replay['cells_wrong_before']:,} cells that the "
+                "full model or the first round got wrong."
+            )
+    return sentence
 
 
 def _full_names(settings: tuple[str, ...] = ("full",)) -> list[str]:
@@ -627,7 +640,7 @@ def training_table() -> dict:
     """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
     manifest = read_manifest(CHECKPOINT_DIR)
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
-    full = _full_names(("full", "full + replay"))
+    full = _full_names(("full", "full + replay", "full + 2 replays"))
     names += [name for name in full if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
     names += [
