@@ -322,7 +322,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         "pointer-tsp-rl",
         "tsp",
         TSP_CONFIG,
-        TrainDefaults(steps=10000, batch_size=32, lr=2e-5, validate_every=500),
+        TrainDefaults(steps=4000, batch_size=32, lr=2e-5, validate_every=500),
         5,
         20,
         (20,),
