@@ -106,12 +106,9 @@ def either_direction_loss(
 
 
 @torch.no_grad()
-def sampled_tours(
-    model: nn.Module, inputs: torch.Tensor, samples: int, greedy: bool = False
-) -> torch.Tensor:
+def sampled_tours(model: nn.Module, inputs: torch.Tensor, samples: int) -> torch.Tensor:
     """`samples` tours (B, samples, n) per instance of cities (B, n, 2), each drawn step by
-    step from a softmax pointer's distribution (training's batched counterpart of `sample`);
-    with `greedy`, the most probable city at each step instead."""
+    step from a softmax pointer's distribution (training's batched counterpart of `sample`)."""
     batch, n, _ = inputs.shape
     x = inputs.repeat_interleave(samples, dim=0)
     memory = model.encode(x)
@@ -121,10 +118,7 @@ def sampled_tours(
     chosen = []
     for _ in range(n):
         scores, state = model.step(memory, dec_in, state, mask)
-        if greedy:
-            choice = scores.argmax(dim=-1)
-        else:
-            choice = torch.multinomial(torch.softmax(scores, dim=-1), 1)[:, 0]
+        choice = torch.multinomial(torch.softmax(scores, dim=-1), 1)[:, 0]
         chosen.append(choice)
         mask = mask.scatter(1, choice[:, None], True)
         dec_in = memory.enc[rows, choice]
@@ -138,24 +132,17 @@ def closed_tour_lengths(inputs: torch.Tensor, tours: torch.Tensor) -> torch.Tens
     return (cities - cities.roll(-1, dims=2)).norm(dim=-1).sum(dim=-1)
 
 
-def tour_reinforce_loss(
-    model: nn.Module, inputs: torch.Tensor, samples: int, baseline: str = "samples"
-) -> torch.Tensor:
+def tour_reinforce_loss(model: nn.Module, inputs: torch.Tensor, samples: int) -> torch.Tensor:
     """REINFORCE on tour length for a softmax pointer: draw `samples` tours per instance and
-    push up the log-probability of each in proportion to how much shorter it is than a
-    baseline, relative to the mean length. Its gradient is that of the expected tour length,
-    which the cross-entropy on optimal tours only approximates. Baselines: "samples", the mean
-    of the instance's other samples (Kool et al., 2019, "Buy 4 REINFORCE samples"); "greedy",
-    the model's own greedy tour (self-critical, Rennie et al., 2017), which rewards exactly the
-    samples that beat what greedy decoding would answer."""
+    push up the log-probability of each in proportion to how much shorter it is than the mean
+    of the instance's other samples (the baseline; Kool et al., 2019, "Buy 4 REINFORCE
+    samples"), relative to the mean length. Its gradient is that of the expected tour length,
+    which the cross-entropy on optimal tours only approximates."""
     module = getattr(model, "module", model)  # sampling needs the model's steps, not DDP's call
     batch, n, _ = inputs.shape
     tours = sampled_tours(module, inputs, samples)  # (B, k, n)
     lengths = closed_tour_lengths(inputs, tours)
-    if baseline == "greedy":
-        baseline = closed_tour_lengths(inputs, sampled_tours(module, inputs, 1, greedy=True))
-    else:
-        baseline = (lengths.sum(dim=1, keepdim=True) - lengths) / (samples - 1)
+    baseline = (lengths.sum(dim=1, keepdim=True) - lengths) / (samples - 1)
     advantage = ((lengths - baseline) / lengths.mean()).view(-1)
     flat = tours.view(batch * samples, n)
     scores = model(inputs.repeat_interleave(samples, dim=0), flat)

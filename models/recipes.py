@@ -52,7 +52,6 @@ class PointerRecipe:
     either_direction: bool = False
     # TSP: REINFORCE on tour length with this many samples per instance (0: supervised)
     reinforce_samples: int = 0
-    reinforce_baseline: str = "samples"  # or "greedy" (see tour_reinforce_loss)
     family: str = "pointer"
     optimizer_note: str = POINTER_OPTIMIZER_NOTE
     _tsp_labels: dict = field(default_factory=dict, repr=False)
@@ -84,11 +83,7 @@ class PointerRecipe:
         if self.reinforce_samples:
             loss = (
                 f"REINFORCE on tour length, {self.reinforce_samples} samples per instance, "
-                + {
-                    "samples": "baseline: the mean of the instance's other samples",
-                    "greedy": "baseline: the model's greedy tour (self-critical)",
-                }[self.reinforce_baseline]
-                + " (labels unused)"
+                "baseline: the mean of the instance's other samples (labels unused)"
             )
         return {
             "loss": loss,
@@ -118,9 +113,7 @@ class PointerRecipe:
     def loss(self, model: nn.Module, batch: Any) -> torch.Tensor:
         inputs, targets = batch
         if self.reinforce_samples:
-            return tour_reinforce_loss(
-                model, inputs, self.reinforce_samples, self.reinforce_baseline
-            )
+            return tour_reinforce_loss(model, inputs, self.reinforce_samples)
         if self.either_direction:
             return either_direction_loss(model, inputs, targets)
         return pointer_loss(self.config.pointer, model(inputs, targets), targets)
@@ -327,17 +320,6 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         20,
         (20,),
         reinforce_samples=8,
-    ),
-    "pointer-tsp-rl-greedy": lambda: PointerRecipe(
-        "pointer-tsp-rl-greedy",
-        "tsp",
-        TSP_CONFIG,
-        TrainDefaults(steps=10000, batch_size=32, lr=5e-5, validate_every=500),
-        5,
-        20,
-        (20,),
-        reinforce_samples=8,
-        reinforce_baseline="greedy",
     ),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no

@@ -199,15 +199,7 @@ def test_sampled_tours_are_permutations_with_the_lengths_of_the_tsp_module() -> 
             assert lengths[b, k].item() == pytest.approx(expected, rel=1e-5)
 
 
-def test_greedy_rollouts_match_greedy_decoding() -> None:
-    model = _model(**TASK_CONFIGS["tsp"])
-    points = _instances(model.config, 4, 9)
-    tours = sampled_tours(model, torch.tensor(points, dtype=torch.float32), 1, greedy=True)
-    assert tours[:, 0].tolist() == [trace.order for trace in greedy(model, points)]
-
-
-@pytest.mark.parametrize("baseline", ["samples", "greedy"])
-def test_reinforce_steps_shorten_the_sampled_tours(baseline: str) -> None:
+def test_reinforce_steps_shorten_the_sampled_tours() -> None:
     """A few REINFORCE steps on fixed instances lower the mean length of fresh samples."""
     model = _model(**TASK_CONFIGS["tsp"])
     points = torch.tensor(_instances(model.config, 8, 7), dtype=torch.float32)
@@ -221,6 +213,6 @@ def test_reinforce_steps_shorten_the_sampled_tours(baseline: str) -> None:
     torch.manual_seed(0)
     for _ in range(30):
         optimizer.zero_grad()
-        tour_reinforce_loss(model, points, 8, baseline).backward()
+        tour_reinforce_loss(model, points, 8).backward()
         optimizer.step()
     assert mean_sampled_length() < 0.95 * before
