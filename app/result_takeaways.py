@@ -261,14 +261,21 @@ def inflection_full(table: Table) -> str:
         for name, replay, before in replays
     )
     sentence = f"{sentence}; the replay phase takes that to {changes}"
-    second = rows.get(("full + 2 replays", "1.5"))
-    if second is None:
+    later = [
+        (rounds, rows[("full + " + rounds + " replays", "1.5")])
+        for rounds in ("2", "3")
+        if ("full + " + rounds + " replays", "1.5") in rows
+    ]
+    if not later:
         return sentence + "."
-    return (
-        f"{sentence}, and a second round to {second[irregular]} for 1.5-entmax (held-out "
-        f"accuracy {points(number(second[test]) - number(sparse[test]))} points against the "
-        "full model)."
+    steps = join(
+        [
+            f"round {rounds} to {row[irregular]} (held-out accuracy "
+            f"{points(number(row[test]) - number(sparse[test]))} points against the full model)"
+            for rounds, row in later
+        ]
     )
+    return f"{sentence}; for 1.5-entmax, {steps}."
 
 
 def translation_data(table: Table) -> str:

@@ -53,7 +53,7 @@ SINGLE_SEQUENCE_MASS = 1 - 1e-6
 def model_name(task: str, alpha: float, setting: str = "high") -> str:
     """The checkpoint of a task, α and setting: inflection high, medium, full, or "full +
     replay" (the full model after its replay phase, models.recipes._inflect_full_replay), "full
-    + 2 replays" (a second replay round);
+    + 2 replays" and "full + 3 replays" (later replay rounds);
     translation "big", "big + replay" (models.recipes._translate_big, _translate_big_replay) or
     any other word for the v1 models."""
     label = f"{alpha:g}"
@@ -62,15 +62,18 @@ def model_name(task: str, alpha: float, setting: str = "high") -> str:
         return f"seq2seq-translate-{names.get(setting, f'a{label}')}"
     if setting == "high":
         return f"seq2seq-inflect-a{label}"
-    if setting == "full + replay":
-        return f"seq2seq-inflect-full-a{label}-replay"
-    if setting == "full + 2 replays":
-        return f"seq2seq-inflect-full-a{label}-replay2"
+    replays = {
+        "full + replay": "-replay",
+        "full + 2 replays": "-replay2",
+        "full + 3 replays": "-replay3",
+    }
+    if setting in replays:
+        return f"seq2seq-inflect-full-a{label}{replays[setting]}"
     return f"seq2seq-inflect-{setting}-a{label}"
 
 
 # the rows of the inflection-full table, in order
-FULL_TABLE_SETTINGS = ("full + 2 replays", "full + replay", "full", "high")
+FULL_TABLE_SETTINGS = ("full + 3 replays", "full + 2 replays", "full + replay", "full", "high")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -368,15 +371,19 @@ def _replay_sentence(manifest: dict) -> str:
         + "; ".join(parts)
         + ")."
     )
-    for alpha in ALPHAS:
-        entry = manifest.get(model_name("inflection", alpha, "full + 2 replays"))
-        if entry is not None:
-            replay = entry["data"]["replay"]
-            sentence += (
-                f" Full + 2 replays (α = {alpha:g}): {entry['steps']:,} more steps from the "
-                f"first round, repeating the {replay['cells_wrong_before']:,} cells that the "
-                "full model or the first round got wrong."
-            )
+    for setting, sources in (
+        ("full + 2 replays", "the full model or the first round"),
+        ("full + 3 replays", "any of the three before it"),
+    ):
+        for alpha in ALPHAS:
+            entry = manifest.get(model_name("inflection", alpha, setting))
+            if entry is not None:
+                replay = entry["data"]["replay"]
+                sentence += (
+                    f" {setting.capitalize()} (α = {alpha:g}): {entry['steps']:,} more steps "
+                    f"from the round before, repeating the {replay['cells_wrong_before']:,} "
+                    f"cells that {sources} got wrong."
+                )
     return sentence
 
 
@@ -640,7 +647,7 @@ def training_table() -> dict:
     """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
     manifest = read_manifest(CHECKPOINT_DIR)
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
-    full = _full_names(("full", "full + replay", "full + 2 replays"))
+    full = _full_names(("full", "full + replay", "full + 2 replays", "full + 3 replays"))
     names += [name for name in full if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
     names += [
