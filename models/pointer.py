@@ -86,6 +86,13 @@ def pointer_loss(name: str, scores: torch.Tensor, targets: torch.Tensor) -> torc
     return loss(scores, targets, ignore_index=IGNORE_INDEX, reduction="mean")
 
 
+def tour_log_probs(model: nn.Module, inputs: torch.Tensor, tours: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced log-probability (B,) of each whole output sequence (B, n) of a softmax
+    pointer."""
+    scores = model(inputs, tours)  # (B, n, N)
+    return -F.cross_entropy(scores.transpose(1, 2), tours, reduction="none").sum(dim=1)
+
+
 def either_direction_loss(
     model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
@@ -99,10 +106,8 @@ def either_direction_loss(
     """
     reverse = torch.cat([targets[:, :1], targets[:, 1:].flip(1)], dim=1)
     both = torch.cat([targets, reverse])
-    scores = model(torch.cat([inputs, inputs]), both)  # (2B, n, n)
-    step_log_probs = -F.cross_entropy(scores.transpose(1, 2), both, reduction="none")
-    tour_log_probs = step_log_probs.sum(dim=1).view(2, -1)  # (direction, B)
-    return -torch.logsumexp(tour_log_probs, dim=0).mean() / targets.shape[1]
+    log_p = tour_log_probs(model, torch.cat([inputs, inputs]), both).view(2, -1)  # (dir, B)
+    return -torch.logsumexp(log_p, dim=0).mean() / targets.shape[1]
 
 
 @torch.no_grad()
@@ -144,9 +149,7 @@ def tour_reinforce_loss(model: nn.Module, inputs: torch.Tensor, samples: int) ->
     lengths = closed_tour_lengths(inputs, tours)
     baseline = (lengths.sum(dim=1, keepdim=True) - lengths) / (samples - 1)
     advantage = ((lengths - baseline) / lengths.mean()).view(-1)
-    flat = tours.view(batch * samples, n)
-    scores = model(inputs.repeat_interleave(samples, dim=0), flat)
-    log_p = -F.cross_entropy(scores.transpose(1, 2), flat, reduction="none").sum(dim=1)
+    log_p = tour_log_probs(model, inputs.repeat_interleave(samples, dim=0), tours.view(-1, n))
     return (advantage * log_p).mean() / n
 
 
