@@ -195,6 +195,10 @@ def _inflect_full(alpha: float) -> Recipe:
     )
 
 
+def _replay_name(base: str, round_: int) -> str:
+    return f"{base}-replay" if round_ == 1 else f"{base}-replay{round_}"
+
+
 def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     """Phase two of a full model: 12,000 steps from its weights (`--init-from
     checkpoints/seq2seq-inflect-full-a<α>.safetensors`) at a quarter of the learning rate, on
@@ -208,11 +212,11 @@ def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     repeats what either the full model or round 1 got wrong. A round 2 that repeated only round
     1's remaining mistakes forgot what round 1 had repeated (α = 1.5: irregular pasts 81% →
     64%, go → goed again); the union round took them to 94%. Round 3 (`-replay3`, from round
-    2's weights) repeats what any of the three got wrong."""
+    2's weights) repeats what any of the three got wrong, and so on."""
     base = f"seq2seq-inflect-full-a{alpha:g}"
-    sources = (base, f"{base}-replay", f"{base}-replay2")[:round_]
+    sources = (base,) + tuple(_replay_name(base, k) for k in range(1, round_))
     return InflectionRecipe(
-        f"{base}-replay" if round_ == 1 else f"{base}-replay{round_}",
+        _replay_name(base, round_),
         alpha,
         steps=12_000,
         validate_every=1000,
@@ -369,6 +373,9 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a1-replay2": lambda: _inflect_full_replay(1.0, round_=2),
     "seq2seq-inflect-full-a1.5-replay2": lambda: _inflect_full_replay(1.5, round_=2),
     "seq2seq-inflect-full-a1.5-replay3": lambda: _inflect_full_replay(1.5, round_=3),
+    "seq2seq-inflect-full-a1.5-replay4": lambda: _inflect_full_replay(1.5, round_=4),
+    "seq2seq-inflect-full-a2-replay": lambda: _inflect_full_replay(2.0),
+    "seq2seq-inflect-full-a2-replay2": lambda: _inflect_full_replay(2.0, round_=2),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),

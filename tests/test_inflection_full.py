@@ -220,12 +220,16 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
     assert "every α 60,000 steps" in table["note"]
 
 
-def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong() -> None:
+def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong(
+    tmp_path, monkeypatch
+) -> None:
     """The replay phase's data: the training pairs, plus `replay_copies` more of each cell the
-    named checkpoint decodes wrongly (greedy), recorded with the checkpoint's sha256."""
+    named checkpoint decodes wrongly (greedy), recorded with the checkpoint's sha256. The
+    decoding is kept on disk, so a second recipe (a resumed run, a later round) reuses it."""
     source = "seq2seq-inflect-a1"
     if source not in read_manifest():
         pytest.skip(f"{source} is not trained in this checkout")
+    monkeypatch.setattr(inflection_recipe, "DATA_DIR", tmp_path)
     plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
     replayed = inflection_recipe.InflectionRecipe(
         "replayed", 1.0, setting="medium", steps=10, replay_from=(source,), replay_copies=3
@@ -247,14 +251,26 @@ def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong()
     }
     assert "replay" not in plain.data_description()
 
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("the cached decoding was not used")
 
-def test_a_later_replay_round_repeats_what_any_of_its_sources_gets_wrong() -> None:
+    monkeypatch.setattr(inflection_recipe, "greedy_correct", no_decoding)
+    again = inflection_recipe.InflectionRecipe(
+        "again", 1.0, setting="medium", steps=10, replay_from=(source,), replay_copies=3
+    )
+    assert again._pairs == replayed._pairs
+
+
+def test_a_later_replay_round_repeats_what_any_of_its_sources_gets_wrong(
+    tmp_path, monkeypatch
+) -> None:
     """A second round repeats the cells that either the first model or the first round got
     wrong: repeating only the latest model's mistakes let it forget the earlier ones."""
     sources = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
     manifest = read_manifest()
     if not all(name in manifest for name in sources):
         pytest.skip("the high models are not trained in this checkout")
+    monkeypatch.setattr(inflection_recipe, "DATA_DIR", tmp_path)
     plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
     replayed = inflection_recipe.InflectionRecipe(
         "replayed", 1.0, setting="medium", steps=10, replay_from=sources, replay_copies=2
