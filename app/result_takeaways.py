@@ -261,21 +261,20 @@ def inflection_full(table: Table) -> str:
         for name, replay, before in replays
     )
     sentence = f"{sentence}; the replay phase takes that to {changes}"
-    later = [
-        (rounds, rows[("full + " + rounds + " replays", "1.5")])
-        for rounds in ("2", "3")
-        if ("full + " + rounds + " replays", "1.5") in rows
-    ]
+    later = []
+    for name, alpha, before in (("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax)):
+        rounds = [
+            f"round {k} to {rows[key][irregular]} (held-out accuracy "
+            f"{points(number(rows[key][test]) - number(before[test]))} points against the full "
+            "model)"
+            for k in range(2, 10)
+            if (key := (f"full + {k} replays", alpha)) in rows
+        ]
+        if rounds:
+            later.append(f"for {name}, {join(rounds)}")
     if not later:
         return sentence + "."
-    steps = join(
-        [
-            f"round {rounds} to {row[irregular]} (held-out accuracy "
-            f"{points(number(row[test]) - number(sparse[test]))} points against the full model)"
-            for rounds, row in later
-        ]
-    )
-    return f"{sentence}; for 1.5-entmax, {steps}."
+    return f"{sentence}; " + "; ".join(later) + "."
 
 
 def translation_data(table: Table) -> str:

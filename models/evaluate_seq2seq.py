@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -52,8 +53,8 @@ SINGLE_SEQUENCE_MASS = 1 - 1e-6
 
 def model_name(task: str, alpha: float, setting: str = "high") -> str:
     """The checkpoint of a task, α and setting: inflection high, medium, full, or "full +
-    replay" (the full model after its replay phase, models.recipes._inflect_full_replay), "full
-    + 2 replays" and "full + 3 replays" (later replay rounds);
+    replay", "full + 2 replays", ... (the full model after that many replay rounds,
+    models.recipes._inflect_full_replay);
     translation "big", "big + replay" (models.recipes._translate_big, _translate_big_replay) or
     any other word for the v1 models."""
     label = f"{alpha:g}"
@@ -62,18 +63,24 @@ def model_name(task: str, alpha: float, setting: str = "high") -> str:
         return f"seq2seq-translate-{names.get(setting, f'a{label}')}"
     if setting == "high":
         return f"seq2seq-inflect-a{label}"
-    replays = {
-        "full + replay": "-replay",
-        "full + 2 replays": "-replay2",
-        "full + 3 replays": "-replay3",
-    }
-    if setting in replays:
-        return f"seq2seq-inflect-full-a{label}{replays[setting]}"
+    replayed = re.fullmatch(r"full \+ (?:(\d+) )?replays?", setting)
+    if replayed:
+        rounds = int(replayed[1] or 1)
+        return f"seq2seq-inflect-full-a{label}-replay{rounds if rounds > 1 else ''}"
     return f"seq2seq-inflect-{setting}-a{label}"
 
 
+def replay_setting(rounds: int) -> str:
+    return "full + replay" if rounds == 1 else f"full + {rounds} replays"
+
+
+REPLAY_ROUNDS = 4  # the most replay rounds a full model has had (models/recipes.py)
 # the rows of the inflection-full table, in order
-FULL_TABLE_SETTINGS = ("full + 3 replays", "full + 2 replays", "full + replay", "full", "high")
+FULL_TABLE_SETTINGS = (
+    *(replay_setting(k) for k in range(REPLAY_ROUNDS, 0, -1)),
+    "full",
+    "high",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -352,6 +359,9 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
     }
 
 
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}
+
+
 def _replay_sentence(manifest: dict) -> str:
     """What the replay phase did, per α, from the manifest ('' before any replay model)."""
     parts = []
@@ -371,10 +381,13 @@ def _replay_sentence(manifest: dict) -> str:
         + "; ".join(parts)
         + ")."
     )
-    for setting, sources in (
-        ("full + 2 replays", "the full model or the first round"),
-        ("full + 3 replays", "any of the three before it"),
-    ):
+    for rounds in range(2, REPLAY_ROUNDS + 1):
+        setting = replay_setting(rounds)
+        sources = (
+            "the full model or the first round"
+            if rounds == 2
+            else f"any of the {NUMBER_WORDS[rounds]} before it"
+        )
         for alpha in ALPHAS:
             entry = manifest.get(model_name("inflection", alpha, setting))
             if entry is not None:
@@ -647,7 +660,7 @@ def training_table() -> dict:
     """Steps, wall time and size of every seq2seq checkpoint, from the manifest."""
     manifest = read_manifest(CHECKPOINT_DIR)
     names = [model_name("inflection", a, s) for s in ("high", "medium") for a in ALPHAS]
-    full = _full_names(("full", "full + replay", "full + 2 replays", "full + 3 replays"))
+    full = _full_names(tuple(reversed(FULL_TABLE_SETTINGS[:-1])))
     names += [name for name in full if name in manifest]  # once they are trained
     names += [model_name("translation", a) for a in ALPHAS]
     names += [

@@ -69,6 +69,23 @@ def manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return write
 
 
+def test_each_replay_round_of_the_full_models_names_its_own_checkpoint() -> None:
+    """The inflection-full table's settings map to the recipes' names (models/recipes.py)."""
+    from models.recipes import RECIPES
+
+    names = {s: ev.model_name("inflection", 1.5, s) for s in ev.FULL_TABLE_SETTINGS}
+    assert names == {
+        "full + 4 replays": "seq2seq-inflect-full-a1.5-replay4",
+        "full + 3 replays": "seq2seq-inflect-full-a1.5-replay3",
+        "full + 2 replays": "seq2seq-inflect-full-a1.5-replay2",
+        "full + replay": "seq2seq-inflect-full-a1.5-replay",
+        "full": "seq2seq-inflect-full-a1.5",
+        "high": "seq2seq-inflect-a1.5",
+    }
+    assert set(names.values()) <= set(RECIPES)
+    assert ev.model_name("inflection", 2.0, "full + 2 replays") in RECIPES
+
+
 def test_steps_sentence_says_when_every_alpha_trained_equally(manifest) -> None:
     names = [ev.model_name("translation", a) for a in ev.ALPHAS]
     manifest(dict.fromkeys(names, 7000))
