@@ -647,47 +647,74 @@ def _backward_row(p, grad, kind, alpha, out):
         out[j] = out[j] * (grad[j] - q)
 
 
-_LANES = 8  # short rows solved side by side, so that one row's divisions overlap another's
+_LANES = 8  # short rows solved side by side (see _short_span)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _short_span(z, kind, alpha, out, tau, start, stop, target, loss):
     """`_forward_span` for rows up to _SHORT wide at α = 2 and 1.5, solved on the whole row.
 
-    Every pass is branch-free and vectorised; a row's τ then costs a few dependent divisions and
-    square roots per step, so _LANES rows take their steps in turn and the CPU overlaps them.
+    Every pass over a row is branch-free and vectorised; what is left of a step is a few
+    divisions and square roots per row, and their latency. So _LANES rows step together:
+    each step makes the passes of every lane still running, then updates all lanes at once in
+    loops over the lanes that vectorise (a division or square root for 4 lanes at a time, and
+    no branch to mispredict).
     """
     d = z.shape[1]
     scale = alpha - 1.0
     v = np.empty((_LANES, d), np.float64)
     row_max = np.empty(_LANES, np.float64)
-    lane_tau = np.empty(_LANES, np.float64)
-    done = np.empty(_LANES, np.bool_)
+    lane_tau = np.full(_LANES, -1.0)
+    n = np.empty(_LANES, np.float64)
+    s1 = np.empty(_LANES, np.float64)
+    s2 = np.empty(_LANES, np.float64)
+    t = np.empty(_LANES, np.float64)  # the closed form on S (α = 1.5), or +inf
+    above = np.empty(_LANES, np.float64)
+    running = np.empty(_LANES, np.float64)  # 1.0 while a lane has not converged
     index = np.arange(d)
     masked = 0
     for first in range(start, stop, _LANES):
         lanes = min(_LANES, stop - first)
-        for b in range(lanes):
-            row_max[b] = _row_max(z[first + b])
-            done[b] = row_max[b] == -np.inf
-            lane_tau[b] = -1.0
-            if not done[b]:  # the first step, on the sums of the pass that scales the row
-                n, s1, s2 = _scaled_row(z[first + b], scale, row_max[b], v[b])
-                if kind == SPARSEMAX:
-                    lane_tau[b], done[b] = _sparsemax_update(1.0, -1.0, n, s1)
-                else:
-                    lane_tau[b], done[b] = _entmax15_update(v[b], d, -1.0, n, s1, s2)
+        for b in range(_LANES):
+            r = first + b if b < lanes else first  # spare lanes repeat the first row
+            row_max[b] = _row_max(z[r])
+            lane_tau[b], running[b] = -1.0, 0.0
+            n[b], s1[b], s2[b] = 1.0, 0.0, 0.0
+            if row_max[b] != -np.inf and b < lanes:
+                n[b], s1[b], s2[b] = _scaled_row(z[r], scale, row_max[b], v[b])
+                running[b] = 1.0
         for _ in range(_MAX_ITERS):
+            if kind == SPARSEMAX:
+                for b in range(_LANES):  # Michelot's step; done when S stops changing
+                    new = (s1[b] - 1.0) / n[b]
+                    moved = running[b] > 0 and new > lane_tau[b]
+                    lane_tau[b] = new if moved else lane_tau[b]
+                    running[b] = 1.0 if moved else 0.0
+            else:
+                for b in range(_LANES):  # both proposals, for every lane at once
+                    mean = s1[b] / n[b]
+                    disc = 1.0 / n[b] - (s2[b] / n[b] - mean * mean)
+                    root = mean - math.sqrt(disc if disc > 0 else 0.0)
+                    ok = disc >= 0 and root >= lane_tau[b] and running[b] > 0
+                    t[b] = root if ok else np.inf
+                for b in range(_LANES):
+                    above[b] = _count_above(v[b], d, t[b]) if t[b] < np.inf else -1.0
+                for b in range(_LANES):
+                    # S = {v > t} and Σ_S (v - t)² = 1: the root; else Newton from below on
+                    # the 2-norm (see _entmax15_update)
+                    found = above[b] == n[b]
+                    tb = lane_tau[b]
+                    q = s2[b] - 2.0 * tb * s1[b] + n[b] * tb * tb
+                    norm = math.sqrt(q)
+                    new = tb + (norm - 1.0) * q / (norm * (s1[b] - n[b] * tb))
+                    moved = running[b] > 0 and not found and new > tb
+                    lane_tau[b] = t[b] if found else (new if moved else tb)
+                    running[b] = 1.0 if moved else 0.0
             active = False
-            for b in range(lanes):
-                if not done[b]:
-                    if kind == SPARSEMAX:
-                        t, finished = _sparsemax_step(v[b], d, 1.0, lane_tau[b])
-                    else:
-                        t, finished = _entmax15_step(v[b], d, lane_tau[b])
-                    lane_tau[b] = t
-                    done[b] = finished
-                    active = active or not finished
+            for b in range(_LANES):
+                if running[b] > 0:
+                    active = True
+                    n[b], s1[b], s2[b] = _sums(v[b], d, lane_tau[b])
             if not active:
                 break
         for b in range(lanes):
