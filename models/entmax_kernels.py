@@ -412,7 +412,7 @@ def _max2(a, b):
     return a if a > b else b
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _row_max(z):
     """max z, as eight independent running maxima (a chain of d/8 compares, not d)."""
     d = z.shape[0]
@@ -544,7 +544,7 @@ def _scaled_row(z, scale, row_max, v):
     return n, s1, s2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _write_output(z, scale, row_max, tau, kind, out):
     """out = [z̃ - max z̃ - τ]₊ (α = 2) or its square (α = 1.5): one branch-free pass over the row,
     in the input's precision (a float32 row takes twice the entries per vector; its values
