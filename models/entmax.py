@@ -624,17 +624,50 @@ class _CompiledEntmaxFunction(Function):
     @staticmethod
     def backward(ctx, grad_p: Tensor, grad_tau: Tensor) -> tuple[Tensor, None]:
         (p,) = ctx.saved_tensors
-        grad = grad_p.detach().to(p.dtype).contiguous().numpy()
-        grad_z = _kernels.backward(p.numpy(), grad, ctx.alpha, _threads())
-        return torch.from_numpy(grad_z), None
+        return _kernel_backward(p, grad_p, ctx.alpha), None
+
+
+def _kernel_backward(p: Tensor, grad_p: Tensor, alpha: float) -> Tensor:
+    """The kernels' backward along the last dim of p (any shape)."""
+    d = p.shape[-1]
+    grad = grad_p.detach().to(p.dtype).contiguous().numpy().reshape(-1, d)
+    grad_z = _kernels.backward(p.numpy().reshape(-1, d), grad, alpha, _threads())
+    return torch.from_numpy(grad_z.reshape(p.shape))
+
+
+def _kernel_forward(x: Tensor, alpha: float) -> Tensor:
+    """α-entmax along the last dim of x (any shape) by the kernels: a view in, a view out."""
+    z = _kernel_rows(x)
+    p, _, masked = _kernels.forward(z.reshape(-1, z.shape[-1]), alpha, _threads())
+    if masked:
+        raise ValueError(_ALL_MASKED)
+    return torch.from_numpy(p.reshape(z.shape))
+
+
+class _CompiledProbabilitiesFunction(Function):
+    """`entmax` by the kernels when a gradient is recorded: one autograd node with one output,
+    where the (p, τ) path records two reshapes and a τ nobody asked for. On short rows that
+    bookkeeping costs more than the mapping itself."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, alpha: float) -> Tensor:
+        p = _kernel_forward(x, alpha)
+        ctx.save_for_backward(p)
+        ctx.alpha = alpha
+        return p
+
+    @staticmethod
+    def backward(ctx, grad_p: Tensor) -> tuple[Tensor, None]:
+        (p,) = ctx.saved_tensors
+        return _kernel_backward(p, grad_p, ctx.alpha), None
 
 
 def _kernel_probabilities(x: Tensor, alpha: float, dim: int) -> Tensor | None:
     """α-entmax of `x` along its last dim straight from the kernels, or None where this shortcut
-    does not apply (another dim or backend, or a gradient to record).
+    does not apply (another dim or backend).
 
     On short rows the mapping itself takes a few µs, as long as the tensor bookkeeping around
-    it; this path keeps that to a view in, a view out.
+    it; this path keeps that to a view in, a view out, and one autograd node.
     """
     if (
         _backend != "compiled"
@@ -642,14 +675,11 @@ def _kernel_probabilities(x: Tensor, alpha: float, dim: int) -> Tensor | None:
         or x.dtype not in _KERNEL_DTYPES
         or x.dim() == 0
         or dim not in (-1, x.dim() - 1)
-        or (x.requires_grad and torch.is_grad_enabled())
     ):
         return None
-    z = _kernel_rows(x)
-    p, _, masked = _kernels.forward(z.reshape(-1, z.shape[-1]), alpha, _threads())
-    if masked:
-        raise ValueError(_ALL_MASKED)
-    return torch.from_numpy(p.reshape(z.shape))
+    if x.requires_grad and torch.is_grad_enabled():
+        return _CompiledProbabilitiesFunction.apply(x, alpha)
+    return _kernel_forward(x, alpha)
 
 
 # ---------------------------------------------------------------------------------------------

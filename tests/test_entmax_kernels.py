@@ -131,6 +131,26 @@ def test_kernel_backward_equals_torch_path_backward(alpha):
     torch.testing.assert_close(grads[0], grads[1], atol=1e-12, rtol=1e-10)
 
 
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 1.7])
+def test_a_recorded_gradient_takes_one_kernel_node_for_any_leading_shape(alpha):
+    """With a gradient to record, `entmax` on the last dim is one autograd node (no reshapes,
+    no τ), for 1-D to 3-D inputs, with the torch path's gradient."""
+    for shape in [(30,), (4, 30), (2, 3, 70)]:
+        x = torch.randn(*shape, dtype=torch.float64) * 2
+        w = torch.randn(*shape, dtype=torch.float64)
+        grads = []
+        for name in ("compiled", "torch"):
+            leaf = x.clone().requires_grad_()
+            with backend(name):
+                p = entmax(leaf, alpha)
+            if name == "compiled":
+                assert type(p.grad_fn).__name__ == "_CompiledProbabilitiesFunctionBackward"
+                assert p.grad_fn.next_functions[0][0].variable is leaf
+            (p * w).sum().backward()
+            grads.append(leaf.grad)
+        torch.testing.assert_close(grads[0], grads[1], atol=1e-12, rtol=1e-10)
+
+
 @pytest.mark.parametrize("alpha", [1.5, 2.0, 1.25])
 def test_losses_on_both_paths_agree(alpha):
     x = torch.randn(40, 300, dtype=torch.float64) * 2
