@@ -53,12 +53,21 @@ class Config:
     min_before_end: int = 3
     pointer: str = "softmax"  # softmax | entmax15 | sparsemax
     input_order: str = "given"  # "x": the encoder reads points sorted by x (see encode)
+    # "attention": self-attention layers instead of the LSTM (Kool et al. 2019): every input's
+    # encoding is computed from all the others at once, with no reading order to learn around
+    encoder: str = "lstm"
+    encoder_layers: int = 3  # attention encoder only
+    heads: int = 8  # attention encoder only
 
     def __post_init__(self) -> None:
         if self.pointer not in POINTER_MAPPINGS:
             raise ValueError(f"pointer must be one of {POINTER_MAPPINGS}, got {self.pointer!r}")
         if self.input_order not in ("given", "x"):
             raise ValueError(f"input_order must be 'given' or 'x', got {self.input_order!r}")
+        if self.encoder not in ("lstm", "attention"):
+            raise ValueError(f"encoder must be 'lstm' or 'attention', got {self.encoder!r}")
+        if self.encoder == "attention" and self.input_order != "given":
+            raise ValueError("the attention encoder reads a set: input_order must be 'given'")
 
     @property
     def alpha(self) -> float:
@@ -189,8 +198,18 @@ class PointerNet(nn.Module):
         self.config = config
         h = config.hidden
         self.embed = nn.Linear(config.input_dim, h)
-        self.encoder = nn.LSTM(h, h, batch_first=True, bidirectional=config.bidirectional)
-        if config.bidirectional:
+        if config.encoder == "attention":
+            layer = nn.TransformerEncoderLayer(
+                h, config.heads, 4 * h, dropout=0.0, batch_first=True, norm_first=True
+            )
+            self.encoder = nn.TransformerEncoder(
+                layer, config.encoder_layers, norm=nn.LayerNorm(h), enable_nested_tensor=False
+            )
+            self.initial_h = nn.Linear(h, h)  # the decoder's first state, from the mean encoding
+            self.initial_c = nn.Linear(h, h)
+        else:
+            self.encoder = nn.LSTM(h, h, batch_first=True, bidirectional=config.bidirectional)
+        if config.encoder == "lstm" and config.bidirectional:
             self.merge_outputs = nn.Linear(2 * h, h)
             self.merge_h = nn.Linear(2 * h, h)
             self.merge_c = nn.Linear(2 * h, h)
@@ -213,6 +232,12 @@ class PointerNet(nn.Module):
             perm = inputs[..., 0].argsort(dim=1)  # (B, n)
             inputs = inputs.gather(1, perm[..., None].expand_as(inputs))
         embedded = self.embed(inputs)  # (B, n, H)
+        if self.config.encoder == "attention":
+            out = self.encoder(embedded)  # (B, n, H)
+            mean = out.mean(dim=1)
+            return self._memory(
+                out, embedded, self.initial_h(mean)[None], self.initial_c(mean)[None]
+            )
         out, (h, c) = self.encoder(embedded)  # out (B, n, H or 2H); h, c (dirs, B, H)
         if self.config.input_order == "x":
             back = perm.argsort(dim=1)[..., None]
@@ -222,6 +247,13 @@ class PointerNet(nn.Module):
             out = self.merge_outputs(out)
             h = self.merge_h(torch.cat([h[0], h[1]], dim=-1))[None]  # (1, B, H)
             c = self.merge_c(torch.cat([c[0], c[1]], dim=-1))[None]
+        return self._memory(out, embedded, h, c)
+
+    def _memory(
+        self, out: torch.Tensor, embedded: torch.Tensor, h: torch.Tensor, c: torch.Tensor
+    ) -> Memory:
+        """The encodings (B, n, H) with the skip and end position added, and the references
+        the two attentions read."""
         if self.config.embedding_skip:
             out = out + embedded
         if self.config.end_position:

@@ -6,7 +6,7 @@ each shipped configuration in RECIPES with a factory, so importing this module s
 """
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -309,6 +309,18 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         "tsp",
         TSP_CONFIG,
         TrainDefaults(steps=20000, batch_size=128, lr=2.5e-4, validate_every=1000),
+        5,
+        20,
+        (20,),
+        either_direction=True,
+    ),
+    # the same pointer decoder over a self-attention encoder (Kool et al. 2019), trained from
+    # scratch on the same labels with either direction of a tour counted as right
+    "pointer-tsp-attention": lambda: PointerRecipe(
+        "pointer-tsp-attention",
+        "tsp",
+        replace(TSP_CONFIG, encoder="attention"),
+        TrainDefaults(steps=80000, batch_size=128, lr=1e-3, validate_every=1000, warmup=1000),
         5,
         20,
         (20,),

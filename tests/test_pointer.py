@@ -31,6 +31,13 @@ TASK_CONFIGS = {
         "input_order": "x",
     },
     "tsp": {"glimpse_residual": True, "embedding_skip": True},
+    "tsp-attention": {
+        "glimpse_residual": True,
+        "embedding_skip": True,
+        "encoder": "attention",
+        "encoder_layers": 2,
+        "heads": 2,
+    },
     "sort": {"input_dim": 1},
     "sort-entmax15": {"input_dim": 1, "pointer": "entmax15"},
     "sort-sparsemax": {"input_dim": 1, "pointer": "sparsemax"},
@@ -157,6 +164,23 @@ def test_input_order_x_does_not_depend_on_the_given_order() -> None:
     a = greedy(model, points[None])[0]
     b = greedy(model, points[perm][None])[0]
     assert [int(perm[i]) for i in b.order] == a.order
+
+
+def test_the_attention_encoder_reads_a_set() -> None:
+    """Self-attention has no reading order: relabelling the cities relabels the encodings and
+    the greedy tour, and leaves the decoder's first state as it was."""
+    model = _model(**TASK_CONFIGS["tsp-attention"])
+    points = np.random.default_rng(5).random((10, 2))
+    perm = np.random.default_rng(6).permutation(10)
+    with torch.no_grad():
+        a = model.encode(torch.tensor(points[None], dtype=torch.float32))
+        b = model.encode(torch.tensor(points[perm][None], dtype=torch.float32))
+    torch.testing.assert_close(b.enc[0], a.enc[0][perm], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(b.state[0], a.state[0], atol=1e-5, rtol=1e-5)
+    first, second = greedy(model, points[None])[0], greedy(model, points[perm][None])[0]
+    assert [int(perm[i]) for i in second.order] == first.order
+    with pytest.raises(ValueError, match="reads a set"):
+        Config(encoder="attention", input_order="x")
 
 
 def test_either_direction_loss_scores_a_tour_and_its_reverse_as_one_answer() -> None:
