@@ -74,7 +74,7 @@ def replay_setting(rounds: int) -> str:
     return "full + replay" if rounds == 1 else f"full + {rounds} replays"
 
 
-REPLAY_ROUNDS = 4  # the most replay rounds a full model has had (models/recipes.py)
+REPLAY_ROUNDS = 5  # the most replay rounds a full model has had (models/recipes.py)
 # the rows of the inflection-full table, in order
 FULL_TABLE_SETTINGS = (
     *(replay_setting(k) for k in range(REPLAY_ROUNDS, 0, -1)),

@@ -386,6 +386,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a1.5-replay2": lambda: _inflect_full_replay(1.5, round_=2),
     "seq2seq-inflect-full-a1.5-replay3": lambda: _inflect_full_replay(1.5, round_=3),
     "seq2seq-inflect-full-a1.5-replay4": lambda: _inflect_full_replay(1.5, round_=4),
+    "seq2seq-inflect-full-a1.5-replay5": lambda: _inflect_full_replay(1.5, round_=5),
     "seq2seq-inflect-full-a2-replay": lambda: _inflect_full_replay(2.0),
     "seq2seq-inflect-full-a2-replay2": lambda: _inflect_full_replay(2.0, round_=2),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
