@@ -248,6 +248,8 @@ def inflection_full(table: Table) -> str:
         f"{sparse[test]} (1.5-entmax); of the irregular English pasts they were taught, "
         f"softmax gives back {softmax[irregular]} and 1.5-entmax {sparse[irregular]}"
     )
+    if (sparsemax := rows.get(("full", "2"))) is not None:
+        sentence += f" (sparsemax: {sparsemax[test]} held out, {sparsemax[irregular]} given back)"
     replays = [
         (name, rows[("full + replay", alpha)], before)
         for name, alpha, before in (("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax))
