@@ -114,18 +114,18 @@ class InflectionRecipe(Seq2SeqRecipe):
 
     def _mistakes_of(self, names: tuple[str, ...]) -> list[InflectionExample]:
         """The training cells that any of the checkpoints `names` gets wrong (greedy)."""
-        wrong = np.zeros(len(self.training), dtype=bool)
-        for name in names:
-            wrong |= ~self._greedy_correct_cached(name)
-        return [e for e, w in zip(self.training, wrong, strict=True) if w]
-
-    def _greedy_correct_cached(self, name: str) -> np.ndarray:
-        """`greedy_correct` of checkpoint `name` on the training set, kept in data/ under the
-        checkpoint's and the training set's hashes: each later replay round (and a resumed run)
-        decodes 279,000 cells once per source model otherwise, about 3 minutes each."""
         cells = hashlib.sha256(
             "\n".join(f"{e.language}\t{e.features}\t{e.lemma}" for e in self.training).encode()
         ).hexdigest()
+        wrong = np.zeros(len(self.training), dtype=bool)
+        for name in names:
+            wrong |= ~self._greedy_correct_cached(name, cells)
+        return [e for e, w in zip(self.training, wrong, strict=True) if w]
+
+    def _greedy_correct_cached(self, name: str, cells: str) -> np.ndarray:
+        """`greedy_correct` of checkpoint `name` on the training set (whose cells hash to
+        `cells`), kept in data/ under both hashes: each later replay round (and a resumed run)
+        decodes 279,000 cells once per source model otherwise, about 3 minutes each."""
         checkpoint = read_manifest()[name]["sha256"]
         path = DATA_DIR / "greedy-correct" / f"{name}-{checkpoint[:16]}-{cells[:16]}.npy"
         if path.exists():
