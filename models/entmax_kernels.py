@@ -230,6 +230,15 @@ def _sums(v, k, tau):
 
 
 @njit(cache=True, fastmath=_REORDER)
+def _total(x, k):
+    """Σ x[:k], in vector lanes (a plain loop adds one term after another: a chain of latencies)."""
+    total = 0.0
+    for i in range(k):
+        total += x[i]
+    return total
+
+
+@njit(cache=True, fastmath=_REORDER)
 def _count_above(v, k, t):
     """How many of v[:k] exceed t (a sum of 0/1, which vectorises where a minimum does not)."""
     n = 0.0
@@ -600,11 +609,9 @@ def _forward_row(z, kind, alpha, out, index, v, power, block_max, block_v, block
         # (a second tangent bound on these candidates costs more than the Halley steps it saves)
         n = _keep_above(v, index, n, bound)
         tau = _general_tau(v, n, alpha, bound, power)
-        total = 0.0
-        for i in range(n):
-            total += power[i]
+        scale_out = 1.0 / _total(power, n)
         for i in range(n):  # power is 0 off the support: no branch needed
-            out[index[i]] = power[i] / total
+            out[index[i]] = power[i] * scale_out
         return tau + scale * row_max, n
     _write_output(z, scale, row_max, tau, kind, out)
     return tau + scale * row_max, n
