@@ -248,23 +248,27 @@ def inflection_full(table: Table) -> str:
         f"{sparse[test]} (1.5-entmax); of the irregular English pasts they were taught, "
         f"softmax gives back {softmax[irregular]} and 1.5-entmax {sparse[irregular]}"
     )
+    mappings = [("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax)]
     if (sparsemax := rows.get(("full", "2"))) is not None:
         sentence += f" (sparsemax: {sparsemax[test]} held out, {sparsemax[irregular]} given back)"
+        mappings.append(("sparsemax", "2", sparsemax))
     replays = [
         (name, rows[("full + replay", alpha)], before)
-        for name, alpha, before in (("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax))
+        for name, alpha, before in mappings
         if ("full + replay", alpha) in rows
     ]
     if not replays:
         return sentence + "."
-    changes = " and ".join(
-        f"{replay[irregular]} for {name} (held-out accuracy "
-        f"{points(number(replay[test]) - number(before[test]))} points)"
-        for name, replay, before in replays
+    changes = join(
+        [
+            f"{replay[irregular]} for {name} (held-out accuracy "
+            f"{points(number(replay[test]) - number(before[test]))} points)"
+            for name, replay, before in replays
+        ]
     )
     sentence = f"{sentence}; the replay phase takes that to {changes}"
     later = []
-    for name, alpha, before in (("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax)):
+    for name, alpha, before in mappings:
         rounds = [
             f"round {k} to {rows[key][irregular]} (held-out accuracy "
             f"{points(number(rows[key][test]) - number(before[test]))} points against the full "

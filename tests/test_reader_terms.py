@@ -164,3 +164,22 @@ def test_the_sparse_tsp_takeaway_reads_the_largest_n() -> None:
         "+2.10% for softmax, while a step keeps 1.57 cities in its support against 11.00."
     )
     assert takeaway("pointer", "sparse-tsp", {"columns": columns, "rows": rows[:2]}) is None
+
+
+def test_the_inflection_full_takeaway_names_each_mappings_replay_rounds() -> None:
+    columns = ["setting", "α", "test accuracy (7-language average)", "irregular English pasts (366)"]
+    rows = [
+        ["full + 2 replays", "1.5", "95.5%", "94.0%"],
+        ["full + 2 replays", "2", "95.0%", "90.0%"],
+        ["full + replay", "1.5", "94.3%", "80.6%"],
+        ["full + replay", "2", "93.7%", "79.2%"],
+        ["full", "1", "96.6%", "91.5%"],
+        ["full", "1.5", "95.8%", "42.6%"],
+        ["full", "2", "95.5%", "38.8%"],
+    ]
+    sentence = takeaway("seq2seq", "inflection-full", {"columns": columns, "rows": rows})
+    assert "(sparsemax: 95.5% held out, 38.8% given back)" in sentence
+    assert "80.6% for 1.5-entmax (held-out accuracy −1.5 points) and 79.2% for sparsemax" in sentence
+    assert sentence.endswith(
+        "for sparsemax, round 2 to 90.0% (held-out accuracy −0.5 points against the full model)."
+    )
