@@ -401,6 +401,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-translate-big-a2": lambda: _translate_big(2.0),
     "seq2seq-translate-big-a1-replay": lambda: _translate_big_replay(1.0),
     "seq2seq-translate-big-a1.5-replay": lambda: _translate_big_replay(1.5),
+    "seq2seq-translate-big-a2-replay": lambda: _translate_big_replay(2.0),
     "seq2seq-inflect-tiny": lambda: InflectionRecipe(
         "seq2seq-inflect-tiny",
         1.5,
