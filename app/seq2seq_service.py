@@ -143,7 +143,10 @@ TRANSLATION_MEANINGS = {
     "train": "seen in training: this sentence and this translation were a training pair",
     "dev": "held out (development split): the model never trained on this sentence",
     "test": "held out: the model never saw this sentence — the condition of the BLEU table",
+    "unseen": "not in this model's corpus (v1): it never saw this sentence; the translation "
+    "beside it comes from the larger corpus v2",
 }
+NEWEST_CORPUS = "v2"  # where a sentence outside an older model's corpus may still have a reference
 
 
 class InvalidSeq2SeqInput(ReaderError):
@@ -327,16 +330,25 @@ def inflection_reference(
 def translation_reference(
     registry: ModelRegistry, served: ServedSeq2Seq, text: str, best: str
 ) -> TranslationReference | None:
-    corpus = reference_lookup(registry, "translation", served.corpus or "v1")
-    found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
-    if found is None:
-        return None
-    return TranslationReference(
-        text=found.text,
-        split=found.split,
-        correct=matches_reference(best, [found.text]),
-        meaning=TRANSLATION_MEANINGS[found.split],
-    )
+    """The model's own corpus first (its split says what the model saw); a sentence outside it
+    is judged by the newest corpus's translation, as unseen."""
+    own = served.corpus or "v1"
+    for version in dict.fromkeys((own, NEWEST_CORPUS)):
+        if version != own and references.reference_name("translation", version) not in (
+            registry.manifest()
+        ):
+            continue  # a server without that corpus's file: no fallback, and nothing to report
+        corpus = reference_lookup(registry, "translation", version)
+        found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
+        if found is not None:
+            split = found.split if version == own else "unseen"
+            return TranslationReference(
+                text=found.text,
+                split=split,
+                correct=matches_reference(best, [found.text]),
+                meaning=TRANSLATION_MEANINGS[split],
+            )
+    return None
 
 
 def inflect(

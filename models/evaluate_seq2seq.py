@@ -335,9 +335,15 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             f"{full['config']['hidden']}; "
         )
     sets = Counter(r["set"] for r in next(iter(reproduction.values()))["records"])
+    served = []  # the widget serves each α's latest model (app.seq2seq_service.LIVE_NAMES)
+    for alpha in sorted({a for _, a in test}):
+        setting = next(s for s in FULL_TABLE_SETTINGS if (s, alpha) in test)
+        if setting != "high":
+            served.append(f"{setting} at α = {alpha:g}")
+    widget = f"; the widget runs {', '.join(served)}" if served else ""
     return {
-        "caption": "The live widget's models (full) beside the tables' (high): held-out "
-        "accuracy, training cells given back, sparsity (beam 5)",
+        "caption": "The full models and their replay rounds beside the tables' (high) ones: "
+        f"held-out accuracy, training cells given back, sparsity (beam 5){widget}",
         "columns": [
             "setting",
             "α",

@@ -768,7 +768,20 @@ class TestShippedCheckpoints:
         label = post(shipped, "translate", {"text": "Cancel", "alpha": 1.5})
         assert label["reference"]["split"] == "train" and label["reference"]["correct"] is True
         assert label["hypotheses"][0]["text"] == "Abbrechen"
-        assert post(shipped, "translate", {"text": "Cancel", "alpha": 2})["reference"] is None
+        # outside the v1 model's corpus, judged by corpus v2's translation, as unseen
+        unseen = post(shipped, "translate", {"text": "Cancel", "alpha": 2})
+        assert unseen["reference"] == {
+            "text": "Abbrechen",
+            "split": "unseen",
+            "correct": unseen["hypotheses"][0]["text"] == "Abbrechen",
+            "meaning": seq2seq_service.TRANSLATION_MEANINGS["unseen"],
+        }
+        assert (
+            post(shipped, "translate", {"text": "Delete the selected files", "alpha": 2})[
+                "reference"
+            ]
+            is None
+        )
 
     def test_the_default_examples_show_a_right_and_a_wrong_answer(
         self, shipped: TestClient

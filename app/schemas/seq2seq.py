@@ -146,7 +146,10 @@ class InflectionReference(BaseModel):
 
 class TranslationReference(BaseModel):
     text: str = Field(description="the corpus's German translation of the (normalised) source")
-    split: Split = Field(description="the split the source sentence belongs to")
+    split: Split | Literal["unseen"] = Field(
+        description="the split the source sentence belongs to in the model's own corpus; "
+        "`unseen`: not in it, and `text` comes from the larger corpus v2"
+    )
     correct: bool = Field(
         description="whether the best hypothesis equals `text` (whitespace normalised)"
     )
@@ -163,7 +166,7 @@ class InflectResponse(Seq2SeqResponse):
 class TranslateResponse(Seq2SeqResponse):
     reference: TranslationReference | None = Field(
         description="the corpus translation and a verdict, when the normalised source sentence "
-        "is in the corpus; else null"
+        "is in the model's corpus or in the larger corpus v2; else null"
     )
 
 
