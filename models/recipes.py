@@ -391,7 +391,6 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a2-replay2": lambda: _inflect_full_replay(2.0, round_=2),
     "seq2seq-inflect-full-a2-replay3": lambda: _inflect_full_replay(2.0, round_=3),
     "seq2seq-inflect-full-a2-replay4": lambda: _inflect_full_replay(2.0, round_=4),
-    "seq2seq-inflect-full-a2-replay5": lambda: _inflect_full_replay(2.0, round_=5),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),
