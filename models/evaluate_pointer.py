@@ -138,11 +138,19 @@ def hull_table(count_for: Callable[[str, int], int]) -> dict:
 
 
 def _model_note(entry: dict) -> str:
+    config, world = entry["config"], entry.get("world_size", 1)
+    encoder = (
+        f"a self-attention encoder ({config['encoder_layers']} layers, {config['heads']} heads)"
+        if config.get("encoder") == "attention"
+        else "an LSTM encoder"
+    )
+    where = "one CPU thread" if world == 1 else f"{world} processes of one CPU thread each"
+    batch = entry["batch_size"] * world
     note = (
-        f"Model: {entry['parameters']:,} parameters, hidden {entry['config']['hidden']}, "
-        f"{entry['steps']:,} steps of batch {entry['batch_size']} "
-        f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on one "
-        f"CPU thread; pointer {entry['config']['pointer']}."
+        f"Model: {entry['parameters']:,} parameters, hidden {config['hidden']}, {encoder}, "
+        f"{entry['steps']:,} steps of batch {batch} "
+        f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on "
+        f"{where}; pointer {config['pointer']}."
     )
     runs = []  # a fine-tune: the runs it started from, latest first
     parent = entry.get("init_from") or {}

@@ -12,7 +12,10 @@ The loop: Adam with linear warm-up then cosine decay, gradient-norm clipping, pe
 validation, a tqdm bar with loss, throughput and ETA. With a time budget the schedule follows
 whichever runs out first, steps or minutes, so a run always finishes its decay on time.
 Resume state (weights and optimizer, as safetensors plus json) is written at every validation;
-`--resume` continues from it. Only rank 0 validates and writes.
+`--resume` continues from it. Only rank 0 validates and writes. `--snapshot-to DIR` copies the
+resume state without its optimizer moments (a third of its size: small enough for git) and
+exits; resumed from such a snapshot, Adam starts its moments afresh and the learning rate warms
+up again over REWARM_STEPS steps, so a run outlives the machine it started on.
 
 `--init-from` starts from trained weights instead of random ones (a fine-tune): the optimizer
 moments, warm-up and schedule start afresh, and the manifest entry records where the weights
@@ -50,8 +53,26 @@ def learning_rate(base: float, step: int, warmup: int, progress: float) -> float
     return base * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
 
 
+REWARM_STEPS = 200  # after a resume without optimizer moments (see --snapshot-to)
+
+
 def _resume_paths(directory: Path, name: str) -> tuple[Path, Path]:
     return directory / f"{name}.resume.safetensors", directory / f"{name}.resume.json"
+
+
+def snapshot_resume(directory: Path, name: str, destination: Path) -> Path:
+    """Copy the run's resume state into `destination` without the optimizer moments; returns
+    the weights file written."""
+    tensor_path, json_path = _resume_paths(directory, name)
+    if not (tensor_path.exists() and json_path.exists()):
+        raise FileNotFoundError(f"No resume state for {name} in {directory}.")
+    weights = {k: v for k, v in load_file(tensor_path).items() if k.startswith("model.")}
+    info = json.loads(json_path.read_text())
+    out_tensors, out_json = _resume_paths(destination, name)
+    destination.mkdir(parents=True, exist_ok=True)
+    save_file(weights, out_tensors)
+    out_json.write_text(json.dumps({**info, "optimizer_moments": False}, indent=2))
+    return out_tensors
 
 
 def save_resume(
@@ -134,6 +155,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--init-from", help="trained weights (.safetensors) to fine-tune instead of random ones"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    parser.add_argument(
+        "--snapshot-to",
+        type=Path,
+        help="copy the resume state, without optimizer moments, into this directory and exit",
+    )
     return parser.parse_args(argv)
 
 
@@ -185,6 +211,7 @@ class RunState:
     history: list[dict] = field(default_factory=list)  # one entry per validation
     init_from: dict | None = None
     smoothed_loss: float | None = None
+    rewarm: bool = False  # resumed without optimizer moments: warm the rate up again
 
 
 def prepare(
@@ -204,6 +231,7 @@ def prepare(
             state.step, state.elapsed_before_s = info["step"], info["elapsed_s"]
             state.history = info["history"]
             state.init_from = info.get("init_from", state.init_from)
+            state.rewarm = not info.get("optimizer_moments", True)
     return model, optimizer, state
 
 
@@ -256,6 +284,8 @@ def run_loop(
         elapsed = state.elapsed_before_s + time.time() - started
         progress = schedule_progress(state.step, elapsed, plan, world)
         lr = learning_rate(plan.lr, state.step, recipe.defaults.warmup, progress)
+        if state.rewarm:
+            lr *= min(1.0, (state.step - start_step + 1) / REWARM_STEPS)
         value = optimizer_step(recipe, model, trainable, optimizer, batches, lr)
         state.step += 1
         smoothed = (
@@ -275,6 +305,7 @@ def run_loop(
             bar.write(f"step {state.step}: loss {smoothed:.4f} " + json.dumps(metrics))
             elapsed = state.elapsed_before_s + time.time() - started
             info = {
+                "optimizer_moments": True,
                 "step": state.step,
                 "elapsed_s": elapsed,
                 "history": state.history,
@@ -342,6 +373,10 @@ def manifest_fields(
 def train(argv: list[str] | None = None) -> dict | None:
     """Run one training; returns the manifest entry on rank 0."""
     args = parse_args(argv)
+    if args.snapshot_to is not None:
+        written = snapshot_resume(Path(args.resume_dir), args.recipe, args.snapshot_to)
+        print(f"wrote {written} ({written.stat().st_size / 2**20:.1f} MiB)")
+        return None
     torch.set_num_threads(args.threads)
     rank, world = _distributed()
     recipe = get_recipe(args.recipe)
@@ -353,7 +388,8 @@ def train(argv: list[str] | None = None) -> dict | None:
     if rank == 0:
         metrics = final_metrics(recipe, model, state)
         print(f"final step {state.step}: " + json.dumps(metrics), flush=True)
-        command = "python -m models.train " + shlex.join(argv or sys.argv[1:])
+        launcher = f"torchrun --nproc_per_node {world} -m" if world > 1 else "python -m"
+        command = f"{launcher} models.train " + shlex.join(argv or sys.argv[1:])
         fields = manifest_fields(
             recipe, model, plan, state, metrics, wall_s, world, args.threads, command
         )

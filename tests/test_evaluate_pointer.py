@@ -113,3 +113,12 @@ def test_a_model_note_names_every_run_a_fine_tune_started_from() -> None:
         "13,409 steps (70 min), itself fine-tuned from one trained for 4,183 steps (70 min) before."
     )
     assert "fine-tuned" not in ev._model_note({**entry, "init_from": None})
+
+
+def test_a_model_note_names_the_encoder_and_the_processes() -> None:
+    assert "hidden 8, an LSTM encoder, 1 steps of batch 1 " in ev._model_note(FAKE_ENTRY)
+    config = {"hidden": 8, "pointer": "softmax", "encoder": "attention", "encoder_layers": 3}
+    entry = {**FAKE_ENTRY, "config": {**config, "heads": 8}, "batch_size": 64, "world_size": 2}
+    note = ev._model_note(entry)
+    assert "a self-attention encoder (3 layers, 8 heads), 1 steps of batch 128 " in note
+    assert "1 min on 2 processes of one CPU thread each" in note

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
+from models import train as training
 from models.checkpoints import CheckpointError, load_model, read_manifest
 from models.pointer import greedy
 from models.recipe import TrainDefaults
+from models.recipes import get_recipe
 from models.train import learning_rate, parse_args, run_plan, schedule_progress, train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +46,6 @@ def test_resume_continues_from_the_saved_step(tmp_path: Path) -> None:
     train([TINY, "--steps", "8", *common])
     # pretend the run was cut after step 8 of 12: a saved resume state is picked up
     assert not list(resume.glob("*"))
-    from models.recipes import get_recipe
     from models.train import save_resume
 
     recipe = get_recipe(TINY)
@@ -56,6 +58,42 @@ def test_resume_continues_from_the_saved_step(tmp_path: Path) -> None:
     entry = train([TINY, "--steps", "12", "--resume", *common])
     assert entry is not None and entry["steps"] == 12
     assert [h["step"] for h in entry["validation_history"]] == [12]
+
+
+def test_a_snapshot_without_moments_resumes_with_a_fresh_warm_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--snapshot-to` keeps the weights and the step, drops Adam's moments; resuming from it
+    restarts the moments and warms the rate up again from near zero."""
+    out, resume, snapshot = tmp_path / "ck", tmp_path / "resume", tmp_path / "snapshot"
+    recipe = get_recipe(TINY)
+    model = recipe.build_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    recipe.loss(model, next(recipe.batches(16, 0, 0, 0))).backward()
+    optimizer.step()
+    info = {"step": 8, "elapsed_s": 1.0, "history": []}
+    training.save_resume(resume, TINY, model, optimizer, info)
+    assert train([TINY, "--resume-dir", str(resume), "--snapshot-to", str(snapshot)]) is None
+    tensors = load_file(snapshot / f"{TINY}.resume.safetensors")
+    assert tensors and all(key.startswith("model.") for key in tensors)
+    saved = json.loads((snapshot / f"{TINY}.resume.json").read_text())
+    assert saved["step"] == 8 and saved["optimizer_moments"] is False
+
+    rates = []
+    real_step = training.optimizer_step
+    monkeypatch.setattr(
+        training,
+        "optimizer_step",
+        lambda *args: rates.append(args[5]) or real_step(*args),
+    )
+    common = ["--validate-every", "4", "--out", str(out), "--lr", "1e-3"]
+    entry = train([TINY, "--steps", "12", "--resume", "--resume-dir", str(snapshot), *common])
+    assert entry is not None and entry["steps"] == 12
+    assert len(rates) == 4
+    first = learning_rate(1e-3, 8, recipe.defaults.warmup, 8 / 12) / training.REWARM_STEPS
+    assert rates[0] == pytest.approx(first)
+    assert rates == sorted(rates)  # rising: the warm-up outweighs the cosine decay
 
 
 def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
