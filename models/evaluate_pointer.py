@@ -19,6 +19,7 @@ import torch
 
 from models.checkpoints import CheckpointError, load_model
 from models.pointer import PointerNet, Trace, beam_candidates, best_of, greedy, sample
+from models.pointer_run import SERVED
 from models.tasks import hull, instance_rng, sort, tsp
 
 CACHE_DIR = Path("data/eval-cache")
@@ -137,7 +138,7 @@ def hull_table(count_for: Callable[[str, int], int]) -> dict:
     }
 
 
-def _model_note(entry: dict) -> str:
+def _model_note(entry: dict, label: str = "Model") -> str:
     config, world = entry["config"], entry.get("world_size", 1)
     encoder = (
         f"a self-attention encoder ({config['encoder_layers']} layers, {config['heads']} heads)"
@@ -147,7 +148,7 @@ def _model_note(entry: dict) -> str:
     where = "one CPU thread" if world == 1 else f"{world} processes of one CPU thread each"
     batch = entry["batch_size"] * world
     note = (
-        f"Model: {entry['parameters']:,} parameters, hidden {config['hidden']}, {encoder}, "
+        f"{label}: {entry['parameters']:,} parameters, hidden {config['hidden']}, {encoder}, "
         f"{entry['steps']:,} steps of batch {batch} "
         f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on "
         f"{where}; pointer {config['pointer']}."
@@ -201,10 +202,14 @@ def classical_tours(points: np.ndarray) -> dict[str, list]:
     return tours
 
 
+def greedy_tours(model: PointerNet, points: np.ndarray) -> list[list[int]]:
+    return [t.order for t in _greedy_all(model, points)]
+
+
 def model_tours(model: PointerNet, points: np.ndarray) -> dict[str, list]:
     """Our model's tours: greedy, the most probable beam tour, the shortest beam tour, and the
     shortest of SAMPLES sampled tours (seeded by the instance's index)."""
-    tours: dict[str, list] = {"greedy": [t.order for t in _greedy_all(model, points)]}
+    tours: dict[str, list] = {"greedy": greedy_tours(model, points)}
     tours["beam"], tours["beam shortest"], tours["sample shortest"] = [], [], []
     for i, p in enumerate(points):
         candidates = [c.order for c in beam_candidates(model, p, BEAM)]
@@ -233,9 +238,12 @@ def solver_reference(solver_lengths: dict[str, np.ndarray]) -> np.ndarray:
 TSP_SIZES = (5, 10, 20, 30, 40, 50)
 
 
-def tsp_rows(model: PointerNet, n: int, count: int) -> tuple[list[str], list[str]]:
-    """One tested n: the main table's row (our tours) and the baselines table's row, both
-    measured against the same solver reference on the same `count` instances."""
+def tsp_rows(
+    model: PointerNet, n: int, count: int, other: PointerNet | None = None
+) -> tuple[list[str], list[str], list[str] | None]:
+    """One tested n: the main table's row (our tours), the baselines table's row and, given
+    `other`, the encoders table's row (its greedy tours beside ours), all measured against
+    the same solver reference on the same `count` instances."""
     points = _test_set("tsp", n, count)
     solved = solver_tours(points, n)
     solvers = tour_lengths(points, {"solver": list(solved)} | classical_tours(points))
@@ -273,7 +281,11 @@ def tsp_rows(model: PointerNet, n: int, count: int) -> tuple[list[str], list[str
         paper[2],
         paper[3],
     ]
-    return main_row, baseline_row
+    if other is None:
+        return main_row, baseline_row, None
+    theirs = tour_lengths(points, {"greedy": greedy_tours(other, points)})["greedy"]
+    encoder_row = [str(n), str(count), f"{reference:.3f}", cell(theirs), cell(ours["greedy"])]
+    return main_row, baseline_row, encoder_row
 
 
 def tsp_main_table(rows: list[list[str]], entry: dict) -> dict:
@@ -332,18 +344,49 @@ def tsp_baselines_table(rows: list[list[str]]) -> dict:
     }
 
 
+LSTM_TSP = "pointer-tsp"  # the paper's architecture on TSP (LSTM encoder)
+
+
 def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
-    model, entry = load_model("pointer-tsp")
-    main_rows, baseline_rows = [], []
+    """The TSP table (the served model), the classical baselines, and, when the served model
+    is not the paper's LSTM architecture, the two encoders' greedy tours side by side."""
+    served = SERVED["tsp"][0]
+    model, entry = load_model(served)
+    other, other_entry = load_model(LSTM_TSP) if served != LSTM_TSP else (None, None)
+    main_rows, baseline_rows, encoder_rows = [], [], []
     for n in TSP_SIZES:
-        main_row, baseline_row = tsp_rows(model, n, count_for("tsp", n))
+        main_row, baseline_row, encoder_row = tsp_rows(model, n, count_for("tsp", n), other)
         _log(f"tsp n={n}: {main_row}")
         _log(f"tsp baselines n={n}: {baseline_row}")
         main_rows.append(main_row)
         baseline_rows.append(baseline_row)
-    return {
+        if encoder_row is not None:
+            encoder_rows.append(encoder_row)
+    tables = {
         "tsp": tsp_main_table(main_rows, entry),
         "tsp-baselines": tsp_baselines_table(baseline_rows),
+    }
+    if other_entry is not None:
+        tables["tsp-encoders"] = tsp_encoders_table(encoder_rows, other_entry, entry)
+    return tables
+
+
+def tsp_encoders_table(rows: list[list[str]], lstm: dict, attention: dict) -> dict:
+    return {
+        "caption": "TSP: the paper's LSTM encoder and a self-attention encoder under the same "
+        "pointer decoder, both trained on n = 5–20; greedy tours, with the gap to the TSP "
+        "table's reference on the same instances.",
+        "columns": [
+            "tested n",
+            "instances",
+            "reference length",
+            "LSTM encoder, greedy",
+            "self-attention encoder, greedy",
+        ],
+        "rows": rows,
+        "note": _model_note(lstm, "LSTM encoder")
+        + " "
+        + _model_note(attention, "Self-attention encoder (the TSP table's model)"),
     }
 
 
@@ -362,7 +405,7 @@ def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
     else:
         exact = np.concatenate([tsp.held_karp_batch(p[None]) for p in points])
         np.savez(path, tours=exact)
-    model, _ = load_model("pointer-tsp")
+    model, _ = load_model(SERVED["tsp"][0])
     solvers = tour_lengths(points, {"solver": list(references[:count])} | classical_tours(points))
     ours = tour_lengths(points, model_tours(model, points))
     optimal = tour_lengths(points, {"exact": list(exact)})["exact"]
@@ -453,7 +496,7 @@ def sparse_tsp_table(count_for: Callable[[str, int], int]) -> dict:
     tours the samples hold (a sparse pointer gives many cities exactly zero probability, so
     its samples can only vary where its support has more than one city)."""
     rows = []
-    for name in ("pointer-tsp", "pointer-tsp-entmax15"):
+    for name in (LSTM_TSP, "pointer-tsp-entmax15"):
         model, entry = load_model(name)
         for n in (10, 20):
             count = count_for("sparse-tsp", n)

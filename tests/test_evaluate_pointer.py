@@ -34,7 +34,7 @@ def weak_solvers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Solvers that are easy to beat: the identity tour and unimproved nearest neighbour; the
     'model' answers with nearest neighbour improved by 2-opt, which is never longer."""
     monkeypatch.setattr(ev, "CACHE_DIR", tmp_path)
-    monkeypatch.setattr(ev, "load_model", lambda name: (None, FAKE_ENTRY))
+    monkeypatch.setattr(ev, "load_model", lambda name: (name, FAKE_ENTRY))  # a stand-in
     monkeypatch.setattr(
         ev, "solver_tours", lambda points, n: np.tile(np.arange(n), (len(points), 1))
     )
@@ -50,6 +50,10 @@ def weak_solvers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         return dict.fromkeys(names, improved)
 
     monkeypatch.setattr(ev, "model_tours", model_tours)
+    # the LSTM encoder, when the served model has another: unimproved nearest neighbour
+    monkeypatch.setattr(
+        ev, "greedy_tours", lambda model, points: [tsp.nearest_neighbour(p) for p in points]
+    )
 
 
 BASELINES = (
@@ -122,3 +126,21 @@ def test_a_model_note_names_the_encoder_and_the_processes() -> None:
     note = ev._model_note(entry)
     assert "a self-attention encoder (3 layers, 8 heads), 1 steps of batch 128 " in note
     assert "1 min on 2 processes of one CPU thread each" in note
+
+
+@pytest.mark.usefixtures("weak_solvers")
+def test_the_encoders_table_compares_with_the_lstm_on_the_same_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ev, "SERVED", {"tsp": ("pointer-tsp",)})
+    assert "tsp-encoders" not in ev.tsp_tables(lambda task, n: 3)  # the LSTM is served
+    monkeypatch.setattr(ev, "SERVED", {"tsp": ("pointer-tsp-attention",)})
+    tables = ev.tsp_tables(lambda task, n: 3)
+    main, encoders = tables["tsp"], tables["tsp-encoders"]
+    assert [row[0] for row in encoders["rows"]] == [str(n) for n in ev.TSP_SIZES]
+    for row, main_row in zip(encoders["rows"], main["rows"], strict=True):
+        assert row[2] == main_row[main["columns"].index("reference length")]
+        assert row[4] == main_row[main["columns"].index("ours greedy")]
+        assert gap(row[3]) >= gap(row[4])  # nearest neighbour vs its 2-opt improvement
+    assert encoders["note"].startswith("LSTM encoder: 1 parameters")
+    assert " Self-attention encoder (the TSP table's model): 1 parameters" in encoders["note"]
