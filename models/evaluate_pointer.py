@@ -145,12 +145,17 @@ def _model_note(entry: dict, label: str = "Model") -> str:
         if config.get("encoder") == "attention"
         else "an LSTM encoder"
     )
-    where = "one CPU thread" if world == 1 else f"{world} processes of one CPU thread each"
+    # (a resumed run's wall time covers every launch; the manifest records the last one's)
+    where = (
+        "on one CPU thread"
+        if world == 1
+        else f"in all, its last launch on {world} processes of one CPU thread each"
+    )
     batch = entry["batch_size"] * world
     note = (
         f"{label}: {entry['parameters']:,} parameters, hidden {config['hidden']}, {encoder}, "
         f"{entry['steps']:,} steps of batch {batch} "
-        f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min on "
+        f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min "
         f"{where}; pointer {config['pointer']}."
     )
     runs = []  # a fine-tune: the runs it started from, latest first
@@ -349,10 +354,10 @@ LSTM_TSP = "pointer-tsp"  # the paper's architecture on TSP (LSTM encoder)
 
 def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
     """The TSP table (the served model), the classical baselines, and, when the served model
-    is not the paper's LSTM architecture, the two encoders' greedy tours side by side."""
-    served = SERVED["tsp"][0]
-    model, entry = load_model(served)
-    other, other_entry = load_model(LSTM_TSP) if served != LSTM_TSP else (None, None)
+    has a self-attention encoder, its greedy tours beside the LSTM model's."""
+    model, entry = load_model(SERVED["tsp"][0])
+    attention = entry["config"].get("encoder") == "attention"
+    other, other_entry = load_model(LSTM_TSP) if attention else (None, None)
     main_rows, baseline_rows, encoder_rows = [], [], []
     for n in TSP_SIZES:
         main_row, baseline_row, encoder_row = tsp_rows(model, n, count_for("tsp", n), other)
@@ -373,9 +378,10 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
 
 def tsp_encoders_table(rows: list[list[str]], lstm: dict, attention: dict) -> dict:
     return {
-        "caption": "TSP: the paper's LSTM encoder and a self-attention encoder under the same "
-        "pointer decoder, both trained on n = 5–20; greedy tours, with the gap to the TSP "
-        "table's reference on the same instances.",
+        "caption": "TSP: the two trained models, one with the paper's LSTM encoder and one with "
+        "a self-attention encoder and a loss that counts either direction of a tour as right, "
+        "both with the same pointer decoder and trained on n = 5–20; greedy tours, with the gap "
+        "to the TSP table's reference on the same instances.",
         "columns": [
             "tested n",
             "instances",

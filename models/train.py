@@ -56,6 +56,12 @@ def learning_rate(base: float, step: int, warmup: int, progress: float) -> float
 REWARM_STEPS = 200  # after a resume without optimizer moments (see --snapshot-to)
 
 
+def rewarm_factor(steps_since_resume: int) -> float:
+    """The learning rate's multiplier after a resume without optimizer moments: a linear ramp
+    over REWARM_STEPS steps while Adam's fresh moments settle, then 1."""
+    return min(1.0, (steps_since_resume + 1) / REWARM_STEPS)
+
+
 def _resume_paths(directory: Path, name: str) -> tuple[Path, Path]:
     return directory / f"{name}.resume.safetensors", directory / f"{name}.resume.json"
 
@@ -63,6 +69,8 @@ def _resume_paths(directory: Path, name: str) -> tuple[Path, Path]:
 def snapshot_resume(directory: Path, name: str, destination: Path) -> Path:
     """Copy the run's resume state into `destination` without the optimizer moments; returns
     the weights file written."""
+    if destination.resolve() == directory.resolve():
+        raise ValueError("--snapshot-to must name another directory than --resume-dir.")
     tensor_path, json_path = _resume_paths(directory, name)
     if not (tensor_path.exists() and json_path.exists()):
         raise FileNotFoundError(f"No resume state for {name} in {directory}.")
@@ -285,7 +293,7 @@ def run_loop(
         progress = schedule_progress(state.step, elapsed, plan, world)
         lr = learning_rate(plan.lr, state.step, recipe.defaults.warmup, progress)
         if state.rewarm:
-            lr *= min(1.0, (state.step - start_step + 1) / REWARM_STEPS)
+            lr *= rewarm_factor(state.step - start_step)
         value = optimizer_step(recipe, model, trainable, optimizer, batches, lr)
         state.step += 1
         smoothed = (
@@ -374,6 +382,8 @@ def train(argv: list[str] | None = None) -> dict | None:
     """Run one training; returns the manifest entry on rank 0."""
     args = parse_args(argv)
     if args.snapshot_to is not None:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            sys.exit("--snapshot-to copies files: run it with python, not torchrun")
         written = snapshot_resume(Path(args.resume_dir), args.recipe, args.snapshot_to)
         print(f"wrote {written} ({written.stat().st_size / 2**20:.1f} MiB)")
         return None

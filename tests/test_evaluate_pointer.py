@@ -50,10 +50,13 @@ def weak_solvers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         return dict.fromkeys(names, improved)
 
     monkeypatch.setattr(ev, "model_tours", model_tours)
+
     # the LSTM encoder, when the served model has another: unimproved nearest neighbour
-    monkeypatch.setattr(
-        ev, "greedy_tours", lambda model, points: [tsp.nearest_neighbour(p) for p in points]
-    )
+    def lstm_tours(model: object, points: np.ndarray) -> list:
+        assert model == ev.LSTM_TSP  # only the LSTM model's greedy tours are asked for apart
+        return [tsp.nearest_neighbour(p) for p in points]
+
+    monkeypatch.setattr(ev, "greedy_tours", lstm_tours)
 
 
 BASELINES = (
@@ -125,15 +128,18 @@ def test_a_model_note_names_the_encoder_and_the_processes() -> None:
     entry = {**FAKE_ENTRY, "config": {**config, "heads": 8}, "batch_size": 64, "world_size": 2}
     note = ev._model_note(entry)
     assert "a self-attention encoder (3 layers, 8 heads), 1 steps of batch 128 " in note
-    assert "1 min on 2 processes of one CPU thread each" in note
+    assert "1 min in all, its last launch on 2 processes of one CPU thread each" in note
 
 
 @pytest.mark.usefixtures("weak_solvers")
 def test_the_encoders_table_compares_with_the_lstm_on_the_same_reference(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(ev, "SERVED", {"tsp": ("pointer-tsp",)})
-    assert "tsp-encoders" not in ev.tsp_tables(lambda task, n: 3)  # the LSTM is served
+    assert "tsp-encoders" not in ev.tsp_tables(lambda task, n: 3)  # an LSTM model is served
+    attention = {**FAKE_ENTRY, "config": {**FAKE_ENTRY["config"], "encoder": "attention"}}
+    attention["config"] |= {"encoder_layers": 3, "heads": 8}
+    entries = {"pointer-tsp-attention": attention, ev.LSTM_TSP: FAKE_ENTRY}
+    monkeypatch.setattr(ev, "load_model", lambda name: (name, entries[name]))
     monkeypatch.setattr(ev, "SERVED", {"tsp": ("pointer-tsp-attention",)})
     tables = ev.tsp_tables(lambda task, n: 3)
     main, encoders = tables["tsp"], tables["tsp-encoders"]

@@ -40,7 +40,9 @@ def test_tiny_training_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
     assert not list(resume.glob("*"))  # a finished run leaves no resume state
 
 
-def test_resume_continues_from_the_saved_step(tmp_path: Path) -> None:
+def test_resume_continues_from_the_saved_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out, resume = tmp_path / "ck", tmp_path / "resume"
     common = ["--validate-every", "4", "--out", str(out), "--resume-dir", str(resume)]
     train([TINY, "--steps", "8", *common])
@@ -55,7 +57,15 @@ def test_resume_continues_from_the_saved_step(tmp_path: Path) -> None:
     recipe.loss(model, next(recipe.batches(16, 0, 0, 0))).backward()
     optimizer.step()
     save_resume(resume, TINY, model, optimizer, {"step": 8, "elapsed_s": 1.0, "history": []})
+    rates = []
+    real_step = training.optimizer_step
+    monkeypatch.setattr(
+        training, "optimizer_step", lambda *args: rates.append(args[5]) or real_step(*args)
+    )
     entry = train([TINY, "--steps", "12", "--resume", *common])
+    # a state with its moments (or one saved before snapshots existed) does not warm up again
+    warmup, lr = recipe.defaults.warmup, recipe.defaults.lr
+    assert rates[0] == pytest.approx(learning_rate(lr, 8, warmup, 8 / 12))
     assert entry is not None and entry["steps"] == 12
     assert [h["step"] for h in entry["validation_history"]] == [12]
 
@@ -93,7 +103,15 @@ def test_a_snapshot_without_moments_resumes_with_a_fresh_warm_up(
     assert len(rates) == 4
     first = learning_rate(1e-3, 8, recipe.defaults.warmup, 8 / 12) / training.REWARM_STEPS
     assert rates[0] == pytest.approx(first)
-    assert rates == sorted(rates)  # rising: the warm-up outweighs the cosine decay
+    with pytest.raises(ValueError, match="another directory"):
+        training.snapshot_resume(snapshot, TINY, snapshot)
+
+
+def test_the_rewarm_ramps_to_one_and_stays_there() -> None:
+    ramp = training.REWARM_STEPS
+    assert training.rewarm_factor(0) == pytest.approx(1 / ramp)
+    assert training.rewarm_factor(ramp // 2 - 1) == pytest.approx(0.5)
+    assert training.rewarm_factor(ramp - 1) == training.rewarm_factor(10 * ramp) == 1.0
 
 
 def test_checkpoint_errors_are_clear(tmp_path: Path) -> None:
