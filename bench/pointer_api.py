@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/pointer_api.py [--repeats 40] [--tasks hull tsp sort]
                                           [--checkpoint-dir checkpoints]
+                                          [--tsp-models pointer-tsp pointer-tsp-attention]
 
 Each request is a fresh random instance (seeded), sent through the app in-process
 (TestClient), after a warm-up that loads the checkpoints. Two numbers per cell:
@@ -31,6 +32,7 @@ os.environ.setdefault("PAPERTRACE_COMPUTE_DEADLINE_S", "60")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from app.main import ROOT, create_app  # noqa: E402
+from models import pointer_run  # noqa: E402
 
 SIZES = (10, 20, 50)
 DECODERS = (("greedy", 1), ("beam", 8), ("sample", 128))  # (decoder, beam width or samples)
@@ -47,38 +49,59 @@ def body(task: str, n: int, decoder: str, width: int, rng: np.random.Generator) 
     return {field: inputs.round(6).tolist(), "decoder": decoder, **size}
 
 
+def measure(checkpoint_dir: Path, task: str, repeats: int, rng: np.random.Generator) -> list:
+    """(task, model, n, decoder, width, server ms, request ms) rows for one task, on a fresh
+    app that serves whatever `models.pointer_run.SERVED` names now."""
+    rows = []
+    model = pointer_run.SERVED[task][0]
+    with TestClient(create_app(checkpoint_dir=checkpoint_dir)) as client:
+        for _ in range(3):  # load the checkpoint, warm the allocator
+            client.post(f"/api/pointer/{task}", json=body(task, 20, "beam", 8, rng))
+        for n in SIZES:
+            for decoder, width in DECODERS:
+                server, request = [], []
+                for _ in range(repeats):
+                    payload = body(task, n, decoder, width, rng)
+                    start = time.perf_counter()
+                    response = client.post(f"/api/pointer/{task}", json=payload)
+                    request.append((time.perf_counter() - start) * 1000)
+                    response.raise_for_status()
+                    server.append(response.json()["server_ms"])
+                rows.append((task, model, n, decoder, width, server, request))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--tasks", nargs="+", default=["hull", "tsp", "sort"])
     parser.add_argument("--checkpoint-dir", type=Path, default=ROOT / "checkpoints")
+    parser.add_argument(
+        "--tsp-models",
+        nargs="+",
+        default=[],
+        help="measure TSP once per checkpoint named here (e.g. a baseline beside the served one)",
+    )
     args = parser.parse_args()
 
     rng = np.random.default_rng(2015)
     rows = []
-    with TestClient(create_app(checkpoint_dir=args.checkpoint_dir)) as client:
-        for task in args.tasks:
-            for _ in range(3):  # load the checkpoint, warm the allocator
-                client.post(f"/api/pointer/{task}", json=body(task, 20, "beam", 8, rng))
-            for n in SIZES:
-                for decoder, width in DECODERS:
-                    server, request = [], []
-                    for _ in range(args.repeats):
-                        payload = body(task, n, decoder, width, rng)
-                        start = time.perf_counter()
-                        response = client.post(f"/api/pointer/{task}", json=payload)
-                        request.append((time.perf_counter() - start) * 1000)
-                        response.raise_for_status()
-                        server.append(response.json()["server_ms"])
-                    rows.append((task, n, decoder, width, server, request))
+    served = dict(pointer_run.SERVED)
+    for task in args.tasks:
+        for name in (args.tsp_models if task == "tsp" else []) or [served[task][0]]:
+            pointer_run.SERVED[task] = (name, *served[task][1:])
+            pointer_run.checkpoints.cache_clear()
+            rows += measure(args.checkpoint_dir, task, args.repeats, rng)
+        pointer_run.SERVED[task] = served[task]
+        pointer_run.checkpoints.cache_clear()
 
     print(f"Pointer API, {args.repeats} fresh instances per row (times in ms)\n")
-    print("| task | n | decoder | server p50 | server p95 | request p50 | request p95 |")
-    print("|---|---:|---|---:|---:|---:|---:|")
-    for task, n, decoder, width, server, request in rows:
+    print("| task | model | n | decoder | server p50 | server p95 | request p50 | request p95 |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
+    for task, model, n, decoder, width, server, request in rows:
         name = "greedy" if decoder == "greedy" else f"{decoder} {width}"
         print(
-            f"| {task} | {n} | {name} | {statistics.median(server):.1f} | "
+            f"| {task} | {model} | {n} | {name} | {statistics.median(server):.1f} | "
             f"{percentile(server, 95):.1f} | {statistics.median(request):.1f} | "
             f"{percentile(request, 95):.1f} |"
         )
