@@ -92,6 +92,22 @@ def tsp(table: Table) -> str:
     )
 
 
+def tsp_encoders(table: Table) -> str:
+    sizes = column(table, "tested n")
+    lstm = column(table, "LSTM encoder, greedy")
+    attention = column(table, "self-attention encoder, greedy")
+    shorter = [n for n, a, b in zip(sizes, attention, lstm, strict=True) if number(a) < number(b)]
+    where = "at every n" if shorter == sizes else f"at n = {join(shorter)}" if shorter else ""
+    verdict = f"shorter than the LSTM's {where}" if shorter else "no shorter than the LSTM's"
+    edge = sizes.index("20") if "20" in sizes else 0  # the edge of the training range
+
+    def gaps(i: int) -> str:
+        above = f"{_paren(attention[i])} against {_paren(lstm[i])} above the reference"
+        return f"{above} at n = {sizes[i]}"
+
+    return f"The self-attention model's greedy tours are {verdict} ({gaps(edge)}, {gaps(-1)})."
+
+
 def _paren(cell: str) -> str:
     match = re.search(r"\(([^)]*)\)", cell)
     if match is None:
@@ -325,6 +341,7 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("pointer", "hull"): hull,
     ("pointer", "tsp"): tsp,
     ("pointer", "tsp-baselines"): tsp_baselines,
+    ("pointer", "tsp-encoders"): tsp_encoders,
     ("pointer", "tsp-reference-check"): tsp_reference_check,
     ("pointer", "sort"): sort,
     ("pointer", "sparse-pointer"): sparse_pointer,

@@ -319,8 +319,9 @@ def test_a_missing_checkpoint_is_a_503_with_the_command(tmp_path: Path) -> None:
         response = client.post("/api/pointer/tsp", json={"points": FIVE})
     assert response.status_code == 503
     detail = response.json()["detail"]
-    assert detail.startswith("The model “pointer-tsp” is unavailable")
-    assert "python -m models.train pointer-tsp" in detail
+    name = SERVED["tsp"][0]
+    assert detail.startswith(f"The model “{name}” is unavailable")
+    assert f"python -m models.train {name}" in detail
 
 
 def test_a_corrupt_checkpoint_is_a_503(tmp_path: Path, checkpoint_dir: Path) -> None:

@@ -219,6 +219,7 @@ GOLDEN_INSTANCES = {  # np.random.default_rng(2026), in this order
     "pointer-tsp": (3, 10, 2),
     "pointer-sort": (3, 40),  # 40 values: the models are sure of shorter lists (log p ≈ 0)
     "pointer-sort-entmax15": (3, 40),
+    "pointer-tsp-attention": (3, 10, 2),
 }
 ASCENDING = "ascending"  # the order that sorts the instance's values (np.argsort)
 GOLDEN = {  # greedy orders, their log-probabilities, the teacher-forced loss of those choices
@@ -245,6 +246,15 @@ GOLDEN = {  # greedy orders, their log-probabilities, the teacher-forced loss of
         ASCENDING,
         [0.0, -0.014, -0.2908],
         0.000896,
+    ),
+    "pointer-tsp-attention": (  # trained with either direction right: it may start anywhere
+        [
+            [3, 7, 0, 9, 2, 1, 8, 5, 6, 4],
+            [8, 6, 4, 5, 0, 3, 1, 7, 2, 9],
+            [5, 3, 4, 6, 7, 1, 9, 2, 0, 8],
+        ],
+        [-2.4015, -2.818, -2.4774],
+        0.256561,
     ),
 }
 

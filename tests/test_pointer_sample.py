@@ -23,10 +23,11 @@ from models.pointer import (
     inverse_cdf,
     sample,
 )
-from models.pointer_run import best_of_k_curve, hull_score, sort_score, tsp_score
+from models.pointer_run import SERVED, best_of_k_curve, hull_score, sort_score, tsp_score
 from models.tasks import hull, tsp
 
 SHIPPED = ROOT / "checkpoints"
+TSP_MODEL = SERVED["tsp"][0]
 CONFIGS = {
     "hull": Config(hidden=16, end_position=True, glimpse_residual=True, input_order="x"),
     "tsp": Config(hidden=16, glimpse_residual=True, embedding_skip=True),
@@ -128,9 +129,9 @@ def test_best_of_64_is_never_worse_than_greedy_on_a_fixed_set() -> None:
     """TSP: the shortest of 64 samples beats or ties greedy on each of 12 fixed instances;
     hull: the largest simple sampled polygon covers at least greedy's area when greedy's is
     simple."""
-    if "pointer-tsp" not in read_manifest(SHIPPED) or "pointer-hull" not in read_manifest(SHIPPED):
+    if TSP_MODEL not in read_manifest(SHIPPED) or "pointer-hull" not in read_manifest(SHIPPED):
         pytest.skip("needs the shipped checkpoints")
-    model, _ = load_model("pointer-tsp", SHIPPED)
+    model, _ = load_model(TSP_MODEL, SHIPPED)
     rng = np.random.default_rng(2015)
     for n in (8, 10, 12, 15, 20, 25) * 2:
         points = rng.random((n, 2))
@@ -153,7 +154,7 @@ def test_best_of_64_is_never_worse_than_greedy_on_a_fixed_set() -> None:
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[TestClient]:
-    if any(name not in read_manifest(SHIPPED) for name in ("pointer-tsp", "pointer-hull")):
+    if any(name not in read_manifest(SHIPPED) for name in (TSP_MODEL, "pointer-hull")):
         pytest.skip("needs the shipped checkpoints")
     with TestClient(create_app(checkpoint_dir=SHIPPED)) as client:
         yield client
