@@ -66,16 +66,24 @@ def _resume_paths(directory: Path, name: str) -> tuple[Path, Path]:
     return directory / f"{name}.resume.safetensors", directory / f"{name}.resume.json"
 
 
+def _read_resume(directory: Path, name: str) -> tuple[dict[str, torch.Tensor], dict] | None:
+    """(tensors, info) of a saved resume state, or None when there is none."""
+    tensor_path, json_path = _resume_paths(directory, name)
+    if not (tensor_path.exists() and json_path.exists()):
+        return None
+    return load_file(tensor_path), json.loads(json_path.read_text())
+
+
 def snapshot_resume(directory: Path, name: str, destination: Path) -> Path:
     """Copy the run's resume state into `destination` without the optimizer moments; returns
     the weights file written."""
     if destination.resolve() == directory.resolve():
         raise ValueError("--snapshot-to must name another directory than --resume-dir.")
-    tensor_path, json_path = _resume_paths(directory, name)
-    if not (tensor_path.exists() and json_path.exists()):
+    saved = _read_resume(directory, name)
+    if saved is None:
         raise FileNotFoundError(f"No resume state for {name} in {directory}.")
-    weights = {k: v for k, v in load_file(tensor_path).items() if k.startswith("model.")}
-    info = json.loads(json_path.read_text())
+    tensors, info = saved
+    weights = {k: v for k, v in tensors.items() if k.startswith("model.")}
     out_tensors, out_json = _resume_paths(destination, name)
     destination.mkdir(parents=True, exist_ok=True)
     save_file(weights, out_tensors)
@@ -101,11 +109,10 @@ def save_resume(
 def load_resume(
     directory: Path, name: str, model: nn.Module, optimizer: torch.optim.Optimizer
 ) -> dict | None:
-    tensor_path, json_path = _resume_paths(directory, name)
-    if not (tensor_path.exists() and json_path.exists()):
+    saved = _read_resume(directory, name)
+    if saved is None:
         return None
-    tensors = load_file(tensor_path)
-    info = json.loads(json_path.read_text())
+    tensors, info = saved
     model.load_state_dict(
         {k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")}
     )
