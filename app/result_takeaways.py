@@ -92,10 +92,15 @@ def tsp(table: Table) -> str:
     )
 
 
+LABELS_ONLY = "self-attention encoder, labels only, greedy"
+
+
 def tsp_encoders(table: Table) -> str:
+    """The served model (the last column) against the LSTM's, and, where the table has it, the
+    same model before REINFORCE at the largest n."""
     sizes = column(table, "tested n")
     lstm = column(table, "LSTM encoder, greedy")
-    attention = column(table, "self-attention encoder, greedy")
+    attention = column(table, str(table["columns"][-1]))
     shorter = [n for n, a, b in zip(sizes, attention, lstm, strict=True) if number(a) < number(b)]
     where = "at every n" if shorter == sizes else f"at n = {join(shorter)}" if shorter else ""
     verdict = f"shorter than the LSTM's {where}" if shorter else "no shorter than the LSTM's"
@@ -105,7 +110,11 @@ def tsp_encoders(table: Table) -> str:
         above = f"{_paren(attention[i])} against {_paren(lstm[i])} above the reference"
         return f"{above} at n = {sizes[i]}"
 
-    return f"The self-attention model's greedy tours are {verdict} ({gaps(edge)}, {gaps(-1)})."
+    sentence = f"The self-attention model's greedy tours are {verdict} ({gaps(edge)}, {gaps(-1)})."
+    if LABELS_ONLY in table["columns"]:
+        before = _paren(column(table, LABELS_ONLY)[-1])
+        sentence += f" Before its REINFORCE phase they were {before} above at n = {sizes[-1]}."
+    return sentence
 
 
 def _paren(cell: str) -> str:

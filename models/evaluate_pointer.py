@@ -164,8 +164,10 @@ def _model_note(entry: dict, label: str = "Model") -> str:
         runs.append(f"{parent['steps']:,} steps ({parent['wall_time_s'] / 60:.0f} min)")
         parent = parent.get("earlier_init_from") or {}
     if runs:
+        loss = entry.get("data", {}).get("loss")  # older entries do not record it
+        how = f" ({loss})" if loss else ""
         note += (
-            " Those steps fine-tuned a model trained for "
+            f" Those steps{how} fine-tuned a model trained for "
             + ", itself fine-tuned from one trained for ".join(runs)
             + " before."
         )
@@ -244,10 +246,10 @@ TSP_SIZES = (5, 10, 20, 30, 40, 50)
 
 
 def tsp_rows(
-    model: PointerNet, n: int, count: int, other: PointerNet | None = None
+    model: PointerNet, n: int, count: int, others: tuple[PointerNet, ...] = ()
 ) -> tuple[list[str], list[str], list[str] | None]:
     """One tested n: the main table's row (our tours), the baselines table's row and, given
-    `other`, the encoders table's row (its greedy tours beside ours), all measured against
+    `others`, the encoders table's row (their greedy tours, then ours), all measured against
     the same solver reference on the same `count` instances."""
     points = _test_set("tsp", n, count)
     solved = solver_tours(points, n)
@@ -286,10 +288,16 @@ def tsp_rows(
         paper[2],
         paper[3],
     ]
-    if other is None:
+    if not others:
         return main_row, baseline_row, None
-    theirs = tour_lengths(points, {"greedy": greedy_tours(other, points)})["greedy"]
-    encoder_row = [str(n), str(count), f"{reference:.3f}", cell(theirs), cell(ours["greedy"])]
+    theirs = [tour_lengths(points, {"greedy": greedy_tours(m, points)})["greedy"] for m in others]
+    encoder_row = [
+        str(n),
+        str(count),
+        f"{reference:.3f}",
+        *(cell(lengths) for lengths in theirs),
+        cell(ours["greedy"]),
+    ]
     return main_row, baseline_row, encoder_row
 
 
@@ -350,17 +358,25 @@ def tsp_baselines_table(rows: list[list[str]]) -> dict:
 
 
 LSTM_TSP = "pointer-tsp"  # the paper's architecture on TSP (LSTM encoder)
+LABELS_TSP = "pointer-tsp-attention"  # the self-attention model trained on labels alone
+# the encoders table's models beside the served one, as its columns name them
+COMPARED_TSP = {LSTM_TSP: "LSTM encoder", LABELS_TSP: "self-attention encoder, labels only"}
 
 
 def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
     """The TSP table (the served model), the classical baselines, and, when the served model
-    has a self-attention encoder, its greedy tours beside the LSTM model's."""
-    model, entry = load_model(SERVED["tsp"][0])
+    has a self-attention encoder, its greedy tours beside the LSTM model's and the
+    labels-only self-attention model's (unless that one is served)."""
+    served = SERVED["tsp"][0]
+    model, entry = load_model(served)
     attention = entry["config"].get("encoder") == "attention"
-    other, other_entry = load_model(LSTM_TSP) if attention else (None, None)
+    compared = [name for name in COMPARED_TSP if attention and name != served]
+    others = {name: load_model(name) for name in compared}
     main_rows, baseline_rows, encoder_rows = [], [], []
     for n in TSP_SIZES:
-        main_row, baseline_row, encoder_row = tsp_rows(model, n, count_for("tsp", n), other)
+        main_row, baseline_row, encoder_row = tsp_rows(
+            model, n, count_for("tsp", n), tuple(m for m, _ in others.values())
+        )
         _log(f"tsp n={n}: {main_row}")
         _log(f"tsp baselines n={n}: {baseline_row}")
         main_rows.append(main_row)
@@ -371,28 +387,39 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
         "tsp": tsp_main_table(main_rows, entry),
         "tsp-baselines": tsp_baselines_table(baseline_rows),
     }
-    if other_entry is not None:
-        tables["tsp-encoders"] = tsp_encoders_table(encoder_rows, other_entry, entry)
+    if others:
+        compared_entries = {COMPARED_TSP[name]: e for name, (_, e) in others.items()}
+        tables["tsp-encoders"] = tsp_encoders_table(encoder_rows, compared_entries, entry)
     return tables
 
 
-def tsp_encoders_table(rows: list[list[str]], lstm: dict, attention: dict) -> dict:
+def _served_label(entry: dict) -> str:
+    reinforce = "REINFORCE" in entry.get("data", {}).get("loss", "")
+    return "self-attention encoder" + (" + REINFORCE" if reinforce else "")
+
+
+def tsp_encoders_table(rows: list[list[str]], compared: dict[str, dict], served: dict) -> dict:
+    """Greedy tours of the models in `compared` (column label -> manifest entry) and then of
+    the served model, on the TSP table's instances."""
+    label = _served_label(served)
+    notes = [_model_note(entry, name[0].upper() + name[1:]) for name, entry in compared.items()]
     return {
-        "caption": "TSP: the two trained models, one with the paper's LSTM encoder and one with "
-        "a self-attention encoder and a loss that counts either direction of a tour as right, "
-        "both with the same pointer decoder and trained on n = 5–20; greedy tours, with the gap "
-        "to the TSP table's reference on the same instances.",
+        "caption": "TSP: greedy tours of our trained models, all with the same pointer decoder "
+        "and trained on n = 5–20: the paper's LSTM encoder (cross-entropy on the labels), and "
+        "a self-attention encoder trained on the labels with a loss that counts either "
+        "direction of a tour as right, then (the TSP table's model) by REINFORCE at n = 20; "
+        "the gap is to the TSP table's reference on the same instances.",
         "columns": [
             "tested n",
             "instances",
             "reference length",
-            "LSTM encoder, greedy",
-            "self-attention encoder, greedy",
+            *(f"{name}, greedy" for name in compared),
+            f"{label}, greedy",
         ],
         "rows": rows,
-        "note": _model_note(lstm, "LSTM encoder")
-        + " "
-        + _model_note(attention, "Self-attention encoder (the TSP table's model)"),
+        "note": " ".join(
+            [*notes, _model_note(served, f"{label[0].upper()}{label[1:]} (the TSP table's model)")]
+        ),
     }
 
 

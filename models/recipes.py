@@ -344,6 +344,22 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
         (20,),
         reinforce_samples=8,
     ),
+    # pointer-tsp-attention continued by REINFORCE on tour length at n = 20, the longest
+    # tours of its training range, so the model still never sees more than 20 cities:
+    # `torchrun --nproc_per_node 2 ... --batch-size 16 --init-from
+    # checkpoints/pointer-tsp-attention.safetensors` (1.8 steps/s on both cores). The served
+    # run followed a 100-minute budget for steps 0-1,500, then, resumed with `--time-budget`,
+    # 80 minutes to step 5,750 and 90 to the end: the schedule fitted to the session
+    "pointer-tsp-attention-rl": lambda: PointerRecipe(
+        "pointer-tsp-attention-rl",
+        "tsp",
+        replace(TSP_CONFIG, encoder="attention"),
+        TrainDefaults(steps=40000, batch_size=32, lr=3e-5, validate_every=250, time_budget_min=90),
+        20,
+        20,
+        (20, 50),
+        reinforce_samples=8,
+    ),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no
     # parameters), `--init-from checkpoints/pointer-tsp.safetensors`

@@ -51,9 +51,9 @@ def weak_solvers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     monkeypatch.setattr(ev, "model_tours", model_tours)
 
-    # the LSTM encoder, when the served model has another: unimproved nearest neighbour
+    # the models compared with a served self-attention one: unimproved nearest neighbour
     def lstm_tours(model: object, points: np.ndarray) -> list:
-        assert model == ev.LSTM_TSP  # only the LSTM model's greedy tours are asked for apart
+        assert model in ev.COMPARED_TSP  # only they have their greedy tours asked for apart
         return [tsp.nearest_neighbour(p) for p in points]
 
     monkeypatch.setattr(ev, "greedy_tours", lstm_tours)
@@ -131,6 +131,16 @@ def test_a_model_note_names_the_encoder_and_the_processes() -> None:
     assert "1 min in all, its last launch on 2 processes of one CPU thread each" in note
 
 
+def test_a_fine_tunes_note_names_its_loss_and_the_runs_before() -> None:
+    parent = {"steps": 27000, "wall_time_s": 9660.0, "earlier_init_from": None}
+    entry = {**FAKE_ENTRY, "init_from": parent, "data": {"loss": "REINFORCE on tour length"}}
+    assert ev._model_note(entry).endswith(
+        " Those steps (REINFORCE on tour length) fine-tuned a model trained for 27,000 steps "
+        "(161 min) before."
+    )
+    assert "Those steps fine-tuned" in ev._model_note({**entry, "data": {}})
+
+
 @pytest.mark.usefixtures("weak_solvers")
 def test_the_encoders_table_compares_with_the_lstm_on_the_same_reference(
     monkeypatch: pytest.MonkeyPatch,
@@ -150,3 +160,23 @@ def test_the_encoders_table_compares_with_the_lstm_on_the_same_reference(
         assert gap(row[3]) >= gap(row[4])  # nearest neighbour vs its 2-opt improvement
     assert encoders["note"].startswith("LSTM encoder: 1 parameters")
     assert " Self-attention encoder (the TSP table's model): 1 parameters" in encoders["note"]
+
+
+@pytest.mark.usefixtures("weak_solvers")
+def test_a_served_reinforce_model_is_set_beside_the_labels_only_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attention = {**FAKE_ENTRY, "config": {**FAKE_ENTRY["config"], "encoder": "attention"}}
+    attention["config"] |= {"encoder_layers": 3, "heads": 8}
+    reinforced = {**attention, "data": {"loss": "REINFORCE on tour length"}}
+    entries = {"rl": reinforced, ev.LABELS_TSP: attention, ev.LSTM_TSP: FAKE_ENTRY}
+    monkeypatch.setattr(ev, "load_model", lambda name: (name, entries[name]))
+    monkeypatch.setattr(ev, "SERVED", {"tsp": ("rl",)})
+    encoders = ev.tsp_tables(lambda task, n: 3)["tsp-encoders"]
+    assert encoders["columns"][3:] == [
+        "LSTM encoder, greedy",
+        "self-attention encoder, labels only, greedy",
+        "self-attention encoder + REINFORCE, greedy",
+    ]
+    assert all(len(row) == 6 for row in encoders["rows"])
+    assert " Self-attention encoder + REINFORCE (the TSP table's model): " in encoders["note"]
