@@ -372,11 +372,10 @@ def tsp_tables(count_for: Callable[[str, int], int]) -> dict:
     attention = entry["config"].get("encoder") == "attention"
     compared = [name for name in COMPARED_TSP if attention and name != served]
     others = {name: load_model(name) for name in compared}
+    other_models = tuple(m for m, _ in others.values())
     main_rows, baseline_rows, encoder_rows = [], [], []
     for n in TSP_SIZES:
-        main_row, baseline_row, encoder_row = tsp_rows(
-            model, n, count_for("tsp", n), tuple(m for m, _ in others.values())
-        )
+        main_row, baseline_row, encoder_row = tsp_rows(model, n, count_for("tsp", n), other_models)
         _log(f"tsp n={n}: {main_row}")
         _log(f"tsp baselines n={n}: {baseline_row}")
         main_rows.append(main_row)
@@ -402,7 +401,7 @@ def tsp_encoders_table(rows: list[list[str]], compared: dict[str, dict], served:
     """Greedy tours of the models in `compared` (column label -> manifest entry) and then of
     the served model, on the TSP table's instances."""
     label = _served_label(served)
-    notes = [_model_note(entry, name[0].upper() + name[1:]) for name, entry in compared.items()]
+    noted = {**compared, f"{label} (the TSP table's model)": served}
     return {
         "caption": "TSP: greedy tours of our trained models, all with the same pointer decoder "
         "and trained on n = 5–20: the paper's LSTM encoder (cross-entropy on the labels), and "
@@ -417,9 +416,7 @@ def tsp_encoders_table(rows: list[list[str]], compared: dict[str, dict], served:
             f"{label}, greedy",
         ],
         "rows": rows,
-        "note": " ".join(
-            [*notes, _model_note(served, f"{label[0].upper()}{label[1:]} (the TSP table's model)")]
-        ),
+        "note": " ".join(_model_note(e, name[0].upper() + name[1:]) for name, e in noted.items()),
     }
 
 

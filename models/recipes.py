@@ -277,6 +277,8 @@ def _translate_big_replay(alpha: float) -> Recipe:
 
 
 TSP_CONFIG = Config(input_dim=2, hidden=128, glimpse_residual=True, embedding_skip=True)
+# the served TSP model's shape: both of its phases (labels, then REINFORCE) share it
+TSP_ATTENTION_CONFIG = replace(TSP_CONFIG, encoder="attention")
 
 RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-hull": _pointer(
@@ -323,7 +325,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-tsp-attention": lambda: PointerRecipe(
         "pointer-tsp-attention",
         "tsp",
-        replace(TSP_CONFIG, encoder="attention"),
+        TSP_ATTENTION_CONFIG,
         TrainDefaults(steps=27000, batch_size=128, lr=1e-3, validate_every=1000, warmup=1000),
         5,
         20,
@@ -353,7 +355,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "pointer-tsp-attention-rl": lambda: PointerRecipe(
         "pointer-tsp-attention-rl",
         "tsp",
-        replace(TSP_CONFIG, encoder="attention"),
+        TSP_ATTENTION_CONFIG,
         TrainDefaults(steps=40000, batch_size=32, lr=3e-5, validate_every=250, time_budget_min=90),
         20,
         20,
