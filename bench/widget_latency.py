@@ -9,6 +9,10 @@ server work, swap and paint):
 - inflection widget: one more letter typed into the lemma until the figure shows the new lemma
   (this includes the widget's 200 ms pause after typing, by design).
 
+Before them, how soon each deep-dive's DOM is ready (DOMContentLoaded, the best of five loads
+with a fresh browser cache, after one that warms the server's caches), as a ratio against the
+site's index page, the named baseline loaded the same way in the same run.
+
     .venv/bin/python bench/widget_latency.py [--repeats 30] [--url http://127.0.0.1:8000]
 
 Without --url it starts its own uvicorn (one worker) on a free loopback port.
@@ -22,7 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.load import ROOT, uvicorn_server  # noqa: E402
@@ -107,10 +111,35 @@ def keystrokes(page: Page, repeats: int) -> list[float]:
     return times
 
 
+DOM_READY = """() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    return nav.domContentLoadedEventEnd - nav.startTime;
+}"""
+PAGE_LOADS = 5
+
+
+def dom_ready_ms(browser: Browser, url: str) -> float:
+    """The best DOMContentLoaded of PAGE_LOADS loads of `url`, each in a fresh context (an
+    empty browser cache), after one load that warms the server."""
+    times = []
+    for _ in range(PAGE_LOADS + 1):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(url, wait_until="load")
+        times.append(page.evaluate(DOM_READY))
+        context.close()
+    return min(times[1:])
+
+
 def measure(url: str, repeats: int, seed: int) -> dict[str, list[float]]:
     rng = random.Random(seed)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        baseline = dom_ready_ms(browser, url + "/")
+        print(f"DOMContentLoaded, best of {PAGE_LOADS}: index page (baseline) {baseline:.0f} ms")
+        for path in (POINTER_PAGE, SPARSE_PAGE):
+            ready = dom_ready_ms(browser, url + path)
+            print(f"  {path}: {ready:.0f} ms, {ready / baseline:.2f}× the baseline")
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url + POINTER_PAGE)
         page.locator("#pointer-board-hull").scroll_into_view_if_needed()
