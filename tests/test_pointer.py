@@ -1,3 +1,6 @@
+import itertools
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +18,7 @@ from models.pointer import (
     sampled_tours,
     tour_reinforce_loss,
 )
+from models.recipes import get_recipe
 from models.tasks import hull, tsp
 
 
@@ -240,3 +244,26 @@ def test_reinforce_steps_shorten_the_sampled_tours() -> None:
         tour_reinforce_loss(model, points, 8).backward()
         optimizer.step()
     assert mean_sampled_length() < 0.95 * before
+
+
+def test_a_reinforce_recipe_draws_fresh_cities_and_needs_no_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """REINFORCE's reward is the tour's length, so its batches are fresh uniform cities at the
+    recipe's n, reproducible from (seed, rank, step) and different across ranks and steps;
+    no label file is read (there is none in this working directory)."""
+    monkeypatch.chdir(tmp_path)
+    recipe = get_recipe("pointer-tsp-attention-rl2")
+    first = list(itertools.islice(recipe.batches(4, 7, 0, 0), 3))
+    assert all(b.shape == (4, 20, 2) and b.dtype == torch.float32 for b in first)
+    assert all(0 <= float(b.min()) and float(b.max()) < 1 for b in first)
+    assert not torch.equal(first[0], first[1])
+    again = next(recipe.batches(4, 7, 0, 1))  # a resumed run picks up at its step
+    assert torch.equal(again, first[1])
+    assert not torch.equal(next(recipe.batches(4, 7, 1, 0)), first[0])  # another rank
+    assert "fresh cities" in recipe.data_description()["source"]
+    torch.manual_seed(0)
+    model = PointerNet(recipe.config)
+    loss = recipe.loss(model, first[0])
+    loss.backward()
+    assert all(p.grad is not None for p in model.pointer.parameters())
