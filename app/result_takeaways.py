@@ -113,7 +113,7 @@ def tsp_encoders(table: Table) -> str:
     sentence = f"The self-attention model's greedy tours are {verdict} ({gaps(edge)}, {gaps(-1)})."
     if LABELS_ONLY in table["columns"]:
         before = _paren(column(table, LABELS_ONLY)[-1])
-        sentence += f" Before its REINFORCE phase they were {before} above at n = {sizes[-1]}."
+        sentence += f" Before REINFORCE they were {before} above at n = {sizes[-1]}."
     return sentence
 
 

@@ -32,7 +32,7 @@ TASKS: tuple[Task, ...] = ("hull", "tsp", "sort")
 # task -> the checkpoints that serve it; the first is the task's default ("the trained α")
 SERVED: dict[Task, tuple[str, ...]] = {
     "hull": ("pointer-hull",),
-    "tsp": ("pointer-tsp-attention-rl",),
+    "tsp": ("pointer-tsp-attention-rl2",),
     "sort": ("pointer-sort", "pointer-sort-entmax15"),
 }
 # Called between decoding steps; raises to stop the decode (app.compute.Budget.check).

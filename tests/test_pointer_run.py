@@ -28,7 +28,7 @@ from models.tasks import InvalidInstance
 CONFIGS = {
     "pointer-hull": Config(hidden=8, end_position=True, glimpse_residual=True, input_order="x"),
     "pointer-tsp": Config(hidden=8, glimpse_residual=True, embedding_skip=True),
-    "pointer-tsp-attention-rl": Config(
+    "pointer-tsp-attention-rl2": Config(
         hidden=8, glimpse_residual=True, embedding_skip=True, encoder="attention", heads=2
     ),
     "pointer-sort": Config(hidden=8, input_dim=1),

@@ -214,5 +214,5 @@ def test_the_tsp_encoders_takeaway_names_the_model_before_reinforce() -> None:
     assert sentence == (
         "The self-attention model's greedy tours are shorter than the LSTM's at every n "
         "(+0.58% against +2.08% above the reference at n = 20, +4.80% against +6.36% above the "
-        "reference at n = 50). Before its REINFORCE phase they were +6.92% above at n = 50."
+        "reference at n = 50). Before REINFORCE they were +6.92% above at n = 50."
     )
