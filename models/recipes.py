@@ -173,6 +173,17 @@ def _pointer(
     return lambda: PointerRecipe(name, task, config, defaults, n[0], n[1], val)
 
 
+def _tsp_reinforce(name: str, lr: float, budget_min: float) -> Recipe:
+    """The self-attention TSP model continued by REINFORCE at n = 20 only (the longest tours of
+    its training range), 8 tours per instance of 32, validated at n = 20 and 50."""
+    defaults = TrainDefaults(
+        steps=40000, batch_size=32, lr=lr, validate_every=250, time_budget_min=budget_min
+    )
+    return PointerRecipe(
+        name, "tsp", TSP_ATTENTION_CONFIG, defaults, 20, 20, (20, 50), reinforce_samples=8
+    )
+
+
 def _inflect_medium(alpha: float) -> Recipe:
     """SIGMORPHON's medium setting: 1,000 training cells per language.
 
@@ -361,31 +372,13 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     # run followed a 100-minute budget for steps 0-1,500, then, resumed with `--time-budget`,
     # 80 minutes to step 5,750 and 90 to the end: the schedule fitted to the session. It drew
     # its cities from the labelled instances; REINFORCE recipes now draw fresh ones
-    "pointer-tsp-attention-rl": lambda: PointerRecipe(
-        "pointer-tsp-attention-rl",
-        "tsp",
-        TSP_ATTENTION_CONFIG,
-        TrainDefaults(steps=40000, batch_size=32, lr=3e-5, validate_every=250, time_budget_min=90),
-        20,
-        20,
-        (20, 50),
-        reinforce_samples=8,
-    ),
+    "pointer-tsp-attention-rl": lambda: _tsp_reinforce("pointer-tsp-attention-rl", 3e-5, 90),
     # a second REINFORCE phase on pointer-tsp-attention-rl at a higher rate, on fresh cities
     # at n = 20 (still never more than 20): `--init-from
     # checkpoints/pointer-tsp-attention-rl.safetensors --seed 4321`, one process, one thread
     # (0.8 steps/s). Measured (session 16, greedy, validation n = 50, 1,000 instances): 6.028
     # before; 16 samples of 16 instances at 3e-5 instead: 6.025 after the same 85 minutes
-    "pointer-tsp-attention-rl2": lambda: PointerRecipe(
-        "pointer-tsp-attention-rl2",
-        "tsp",
-        TSP_ATTENTION_CONFIG,
-        TrainDefaults(steps=40000, batch_size=32, lr=1e-4, validate_every=250, time_budget_min=85),
-        20,
-        20,
-        (20, 50),
-        reinforce_samples=8,
-    ),
+    "pointer-tsp-attention-rl2": lambda: _tsp_reinforce("pointer-tsp-attention-rl2", 1e-4, 85),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
     # Fenchel–Young loss; meant to start from the softmax weights (the mapping has no
     # parameters), `--init-from checkpoints/pointer-tsp.safetensors`
