@@ -98,16 +98,14 @@ class PointerRecipe:
     def batches(self, batch_size: int, seed: int, rank: int, start_step: int) -> Iterator[Any]:
         step = start_step
         while True:
+            rng = instance_rng("train", seed, rank, step)
+            n = int(rng.integers(self.min_n, self.max_n + 1))
             if self.reinforce_samples:  # the reward needs no label: fresh cities every batch
-                rng = instance_rng("train", seed, rank, step)
-                n = int(rng.integers(self.min_n, self.max_n + 1))
                 yield torch.as_tensor(tsp.random_points(rng, batch_size, n), dtype=torch.float32)
                 step += 1
                 continue
             if self.task == "tsp" and (not self._tsp_labels or step % LABEL_RELOAD_STEPS == 0):
                 self._tsp_labels.update(tsp.load_labels())  # rounds still being generated join
-            rng = instance_rng("train", seed, rank, step)
-            n = int(rng.integers(self.min_n, self.max_n + 1))
             if self.task == "hull":
                 inputs, targets = hull.training_batch(rng, batch_size, n)
             elif self.task == "sort":
@@ -376,7 +374,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     # a second REINFORCE phase on pointer-tsp-attention-rl at a higher rate, on fresh cities
     # at n = 20 (still never more than 20): `--init-from
     # checkpoints/pointer-tsp-attention-rl.safetensors --seed 4321`, one process, one thread
-    # (0.8 steps/s). Measured (session 16, greedy, validation n = 50, 1,000 instances): 6.028
+    # (0.9 steps/s). Measured (session 16, greedy, validation n = 50, 1,000 instances): 6.028
     # before; 16 samples of 16 instances at 3e-5 instead: 6.025 after the same 85 minutes
     "pointer-tsp-attention-rl2": lambda: _tsp_reinforce("pointer-tsp-attention-rl2", 1e-4, 85),
     # the sparse pointer on TSP: the softmax model's architecture with 1.5-entmax and its
