@@ -216,6 +216,13 @@ def _replay_name(base: str, round_: int) -> str:
     return f"{base}-replay" if round_ == 1 else f"{base}-replay{round_}"
 
 
+# The rounds each α's served model had when the lexicon was repaired (German variant columns,
+# Romanian roots, impersonal verbs; models/tasks/inflection.py). The next round trains on the
+# repaired cells: its sources are only the full model and the round before (two decodings of
+# the training set instead of up to six), and it stops at a time budget (--time-budget).
+LEXICON_V1_ROUNDS = {1.0: 2, 1.5: 5, 2.0: 4}
+
+
 def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     """Phase two of a full model: 12,000 steps from its weights (`--init-from
     checkpoints/seq2seq-inflect-full-a<α>.safetensors`) at a quarter of the learning rate, on
@@ -232,6 +239,8 @@ def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     2's weights) repeats what any of the three got wrong, and so on."""
     base = f"seq2seq-inflect-full-a{alpha:g}"
     sources = (base,) + tuple(_replay_name(base, k) for k in range(1, round_))
+    if round_ > LEXICON_V1_ROUNDS[alpha]:  # see LEXICON_V1_ROUNDS
+        sources = (base, _replay_name(base, round_ - 1))
     return InflectionRecipe(
         _replay_name(base, round_),
         alpha,
@@ -428,6 +437,9 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a2-replay2": lambda: _inflect_full_replay(2.0, round_=2),
     "seq2seq-inflect-full-a2-replay3": lambda: _inflect_full_replay(2.0, round_=3),
     "seq2seq-inflect-full-a2-replay4": lambda: _inflect_full_replay(2.0, round_=4),
+    "seq2seq-inflect-full-a1-replay3": lambda: _inflect_full_replay(1.0, round_=3),
+    "seq2seq-inflect-full-a1.5-replay6": lambda: _inflect_full_replay(1.5, round_=6),
+    "seq2seq-inflect-full-a2-replay5": lambda: _inflect_full_replay(2.0, round_=5),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),

@@ -267,8 +267,7 @@ def inflection_training_sets(data_dir: Path) -> dict[str, list]:
     from models.tasks import inflection, inflection_vocab
 
     splits = inflection.load_splits(data_dir)
-    # the vocabulary as the recipe builds it
-    vocab = inflection_vocab.InflectionVocab.from_examples(splits["high"])
+    vocab = inflection_vocab.InflectionVocab.shared(splits["high"])  # as the recipe has it
     full, _ = inflection.load_full(vocab, data_dir)
     return {"high": splits["high"], "medium": splits["medium"], "full": full}
 

@@ -103,13 +103,16 @@ def german_tables() -> Iterator[InflectionExample]:
     with path.open(encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = next(reader)
-        # Column "genitiv singular*", "... 1".."4", "... stark" etc. are variants of one cell.
+        # Columns "genitiv singular", "... 1".."4", "... stark" etc. are forms of one cell;
+        # "genitiv singular*" holds a variant (Raumes beside Raums), a form only of a cell
+        # that another column fills.
         cell_columns: dict[str, list[int]] = defaultdict(list)
+        variant_columns: dict[str, list[int]] = defaultdict(list)
         for index, name in enumerate(header):
-            words = name.split()
+            words = name.replace("*", "").split()
             if len(words) >= 2 and words[0] in _GERMAN_CASES and words[1] in _GERMAN_NUMBERS:
                 features = f"N;{_GERMAN_CASES[words[0]]};{_GERMAN_NUMBERS[words[1]]}"
-                cell_columns[features].append(index)
+                (variant_columns if "*" in name else cell_columns)[features].append(index)
         seen: set[str] = set()
         for row in reader:
             lemma, pos = row[0], row[1]
@@ -117,9 +120,10 @@ def german_tables() -> Iterator[InflectionExample]:
                 continue
             seen.add(lemma)
             for features, columns in cell_columns.items():
-                forms = tuple(sorted({row[i] for i in columns if row[i] and is_word(row[i])}))
-                if forms and (features != "N;NOM;SG" or forms != (lemma,)):
-                    yield InflectionExample("de", lemma, features, forms)
+                forms = {row[i] for i in columns if row[i] and is_word(row[i])}
+                if forms and (features != "N;NOM;SG" or forms != {lemma}):
+                    forms |= {row[i] for i in variant_columns[features] if is_word(row[i])}
+                    yield InflectionExample("de", lemma, features, tuple(sorted(forms)))
 
 
 # --- Romance verbs: mlconjug3's Verbiste data -----------------------------------------------
@@ -233,6 +237,30 @@ def _read_verbiste(language: str, kind: str) -> dict:
         return json.load(handle)
 
 
+def _verbiste_root(lemma: str, entry: dict) -> str:
+    """The verb's root. A template is named "<model root>:<ending>"; where the stored root
+    does not give back the lemma with that ending but the lemma ends in it, the root is the
+    lemma less the ending. 657 Romanian verbs (alcătui, aflui, of the brăcui: template) store
+    an empty root, which made their forms bare endings (alcătui -> "esc")."""
+    root, ending = entry["root"], entry["template"].split(":", 1)[1]
+    if root + ending != lemma and lemma.endswith(ending):
+        return lemma[: len(lemma) - len(ending)]
+    return root
+
+
+def _missing_persons(table: dict, finite: dict[tuple[str, str], str]) -> set[int]:
+    """The persons an impersonal verb's template leaves empty ("" or null) in the indicative
+    imperfect, a tense whose ending is never empty otherwise (ro a ploua, es amanecer, pt
+    nevar). Such a person's empty endings in the other finite tenses mark no form either (the
+    bare root, "abeced"), so those cells are left out; an empty ending of any other person is
+    a real form (ro ador)."""
+    for mood, tenses in table.items():
+        for tense, endings in tenses.items():
+            if finite.get((_fix_key(mood), _fix_key(tense))) == "V;IND;PST;IPFV":
+                return {person for person, ending in endings if not ending}
+    return set()
+
+
 def romance_tables(language: str) -> Iterator[InflectionExample]:
     verbs = _read_verbiste(language, "verbs")
     templates = _read_verbiste(language, "conjugation")
@@ -240,9 +268,11 @@ def romance_tables(language: str) -> Iterator[InflectionExample]:
     for lemma in sorted(verbs):
         if not is_word(lemma):
             continue
-        root, template = verbs[lemma]["root"], verbs[lemma]["template"]
+        root, template = _verbiste_root(lemma, verbs[lemma]), verbs[lemma]["template"]
+        table = templates.get(template, {})
+        missing = _missing_persons(table, finite)
         cells: dict[str, set[str]] = defaultdict(set)
-        for mood, tenses in templates.get(template, {}).items():
+        for mood, tenses in table.items():
             for tense, endings in tenses.items():
                 key = (_fix_key(mood), _fix_key(tense))
                 if isinstance(endings, str):  # a single non-finite form, e.g. "issant"
@@ -251,7 +281,7 @@ def romance_tables(language: str) -> Iterator[InflectionExample]:
                     continue
                 if key in finite and len(endings) == len(PERSONS):
                     for person, ending in endings:
-                        if ending is not None:
+                        if ending is not None and (ending or person not in missing):
                             cells[f"{finite[key]};{PERSONS[person]}"].add(root + ending)
                 elif key in slots:
                     for slot, ending in endings:

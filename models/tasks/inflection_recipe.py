@@ -84,7 +84,7 @@ class InflectionRecipe(Seq2SeqRecipe):
 
     def __post_init__(self) -> None:
         self.splits = load_splits()
-        self.vocab = InflectionVocab.from_examples(self.splits["high"])
+        self.vocab = InflectionVocab.shared(self.splits["high"])
         if CHECKPOINT_DIR.exists():
             self.vocab.save(CHECKPOINT_DIR)
         warmup = min(200, self.steps // 10)

@@ -1,6 +1,7 @@
 """The inflection model's symbols: a language tag, one symbol per feature and the lemma's
-characters in; the form's characters out. The vocabulary is built from the high setting's
-cells and saved beside the checkpoints, so serving needs no data build."""
+characters in; the form's characters out. The vocabulary was built from the high setting's
+cells and is saved beside the checkpoints, so serving needs no data build; once saved, every
+later model trains on that file (the checkpoints' embedding rows follow it), not on a rebuild."""
 
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ class InflectionVocab:
             {lang: sorted(features[lang]) for lang in LANGUAGES},
             {lang: "".join(sorted(characters[lang])) for lang in LANGUAGES},
         )
+
+    @classmethod
+    def shared(
+        cls, high: list[InflectionExample], directory: Path = CHECKPOINT_DIR
+    ) -> InflectionVocab:
+        """The vocabulary every inflection model shares: the saved file where there is one,
+        else built from the high set (and saved by the first recipe that trains)."""
+        if (directory / VOCAB_FILE).exists():
+            return cls.load(directory)
+        return cls.from_examples(high)
 
     @classmethod
     def load(cls, directory: Path = CHECKPOINT_DIR) -> InflectionVocab:
