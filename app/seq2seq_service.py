@@ -59,10 +59,7 @@ NAME_PREFIX: dict[Task, str] = {
 # encoder, hidden 256), each after its replay phase where it has run.
 LIVE_NAMES: dict[Task, tuple[str, ...]] = {
     "inflection": (
-        "seq2seq-inflect-full-a{alpha:g}-replay5",
-        "seq2seq-inflect-full-a{alpha:g}-replay4",
-        "seq2seq-inflect-full-a{alpha:g}-replay3",
-        "seq2seq-inflect-full-a{alpha:g}-replay2",
+        *(f"seq2seq-inflect-full-a{{alpha:g}}-replay{k}" for k in range(7, 1, -1)),
         "seq2seq-inflect-full-a{alpha:g}-replay",
         "seq2seq-inflect-full-a{alpha:g}",
     ),

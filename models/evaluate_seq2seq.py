@@ -22,6 +22,8 @@ be rebuilt one at a time (``--tables``) without decoding again.
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
 import math
 import re
@@ -74,7 +76,7 @@ def replay_setting(rounds: int) -> str:
     return "full + replay" if rounds == 1 else f"full + {rounds} replays"
 
 
-REPLAY_ROUNDS = 5  # the most replay rounds a full model has had (models/recipes.py)
+REPLAY_ROUNDS = 7  # the most replay rounds a full model has had (models/recipes.py)
 # the rows of the inflection-full table, in order
 FULL_TABLE_SETTINGS = (
     *(replay_setting(k) for k in range(REPLAY_ROUNDS, 0, -1)),
@@ -255,6 +257,8 @@ def model_results(task: str, name: str, limit: int) -> dict | None:
         _log(f"{name}: no checkpoint, skipped")
         return None
     suffix = "" if task in ("inflection", "translation") else f"-{task}"
+    if task in ("inflection", "reproduction"):  # a repaired lexicon is another test
+        suffix += f"-{_lexicon_digest()[:12]}"
     cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}{suffix}.json"
     if cache.exists():
         return json.loads(cache.read_text())
@@ -273,6 +277,17 @@ def model_results(task: str, name: str, limit: int) -> dict | None:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(results))
     return results
+
+
+@functools.cache
+def _lexicon_digest() -> str:
+    """sha256 of the inflection cells the evaluation reads: the test split and the full set."""
+    inflection.load_splits()  # each builds its file on first use
+    inflection.load_full(inflection_vocab.InflectionVocab.load())
+    digest = hashlib.sha256()
+    for name in ("test.jsonl", f"full-{inflection.FULL_CAP}.jsonl"):
+        digest.update((inflection.DATA_DIR / name).read_bytes())
+    return digest.hexdigest()
 
 
 def _accuracy(records: list[dict]) -> float:
@@ -365,7 +380,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
     }
 
 
-NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
 
 
 def _replay_sentence(manifest: dict) -> str:
@@ -389,20 +404,30 @@ def _replay_sentence(manifest: dict) -> str:
     )
     for rounds in range(2, REPLAY_ROUNDS + 1):
         setting = replay_setting(rounds)
-        sources = (
-            "the full model or the first round"
-            if rounds == 2
-            else f"any of the {NUMBER_WORDS[rounds]} before it"
-        )
         for alpha in ALPHAS:
             entry = manifest.get(model_name("inflection", alpha, setting))
-            if entry is not None:
-                replay = entry["data"]["replay"]
-                sentence += (
-                    f" {setting.capitalize()} (α = {alpha:g}): {entry['steps']:,} more steps "
-                    f"from the round before, repeating the {replay['cells_wrong_before']:,} "
-                    f"cells that {sources} got wrong."
+            if entry is None:
+                continue
+            replay = entry["data"]["replay"]
+            if len(replay["from"]) < rounds:  # a round on the repaired lexicon
+                sources = (
+                    "the full model or the last round before the repair"
+                    if len(replay["from"]) == 2
+                    else "the full model, the last round before the repair or a round since"
                 )
+                where = " on the repaired lexicon"
+            else:
+                sources = (
+                    "the full model or the first round"
+                    if rounds == 2
+                    else f"any of the {NUMBER_WORDS[rounds]} before it"
+                )
+                where = ""
+            sentence += (
+                f" {setting.capitalize()} (α = {alpha:g}): {entry['steps']:,} more steps "
+                f"from the round before{where}, repeating the "
+                f"{replay['cells_wrong_before']:,} cells that {sources} got wrong."
+            )
     return sentence
 
 

@@ -240,8 +240,8 @@ def _read_verbiste(language: str, kind: str) -> dict:
 def _verbiste_root(lemma: str, entry: dict) -> str:
     """The verb's root. A template is named "<model root>:<ending>"; where the stored root
     does not give back the lemma with that ending but the lemma ends in it, the root is the
-    lemma less the ending. 657 Romanian verbs (alcătui, aflui, of the brăcui: template) store
-    an empty root, which made their forms bare endings (alcătui -> "esc")."""
+    lemma less the ending. 666 verbs need it, 657 of them Romanian (alcătui, aflui, of the
+    brăcui: template), whose empty stored root made every form a bare ending (alcătui -> "esc")."""
     root, ending = entry["root"], entry["template"].split(":", 1)[1]
     if root + ending != lemma and lemma.endswith(ending):
         return lemma[: len(lemma) - len(ending)]
