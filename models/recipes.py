@@ -240,12 +240,11 @@ def _inflect_full_replay(alpha: float, round_: int = 1) -> Recipe:
     64%, go → goed again); the union round took them to 94%. Round 3 (`-replay3`, from round
     2's weights) repeats what any of the three got wrong, and so on."""
     base = f"seq2seq-inflect-full-a{alpha:g}"
-    sources = (base,) + tuple(_replay_name(base, k) for k in range(1, round_))
-    budget = None
     last_v1 = LEXICON_V1_ROUNDS[alpha]
-    if round_ > last_v1:  # see LEXICON_V1_ROUNDS
-        sources = (base,) + tuple(_replay_name(base, k) for k in range(last_v1, round_))
-        budget = 55.0 if round_ == last_v1 + 1 else 45.0
+    repaired = round_ > last_v1  # see LEXICON_V1_ROUNDS
+    first = last_v1 if repaired else 1
+    sources = (base,) + tuple(_replay_name(base, k) for k in range(first, round_))
+    budget = (55.0 if round_ == last_v1 + 1 else 45.0) if repaired else None
     return InflectionRecipe(
         _replay_name(base, round_),
         alpha,
