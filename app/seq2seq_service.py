@@ -53,18 +53,27 @@ NAME_PREFIX: dict[Task, str] = {
     "inflection": "seq2seq-inflect-a",
     "translation": "seq2seq-translate-a",
 }
-# Stronger models the widgets serve instead at the same α once the manifest has them, the first
-# present of each list, not the paper-protocol ones of the tables: the inflection models of the
-# "full" setting (the whole training split) and the big translation models (corpus v2, 2-layer
-# encoder, hidden 256), each after its replay phase where it has run.
-LIVE_NAMES: dict[Task, tuple[str, ...]] = {
-    "inflection": (
-        *(f"seq2seq-inflect-full-a{{alpha:g}}-replay{k}" for k in range(7, 1, -1)),
-        "seq2seq-inflect-full-a{alpha:g}-replay",
-        "seq2seq-inflect-full-a{alpha:g}",
-    ),
-    "translation": ("seq2seq-translate-big-a{alpha:g}-replay", "seq2seq-translate-big-a{alpha:g}"),
+# Stronger models the widgets serve instead at the same α once the manifest has them, not the
+# paper-protocol ones of the tables: the inflection models of the "full" setting (the whole
+# training split) and the big translation models (corpus v2, 2-layer encoder, hidden 256), each
+# after its latest replay round present (-replay, -replay2, ...; models/recipes.py).
+LIVE_STEMS: dict[Task, str] = {
+    "inflection": "seq2seq-inflect-full-a{alpha:g}",
+    "translation": "seq2seq-translate-big-a{alpha:g}",
 }
+
+
+def latest_round(manifest: dict, stem: str) -> str | None:
+    """`stem`'s latest replay round in the manifest, else `stem` itself, else None."""
+    rounds = {}
+    for name in manifest:
+        found = re.fullmatch(re.escape(stem) + r"-replay(\d*)", name)
+        if found:
+            rounds[int(found[1] or 1)] = name
+    if rounds:
+        return rounds[max(rounds)]
+    return stem if stem in manifest else None
+
 
 # Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
 # held-out test split (the rest) of models.tasks.inflection.lemma_split; tests check the splits,
@@ -203,7 +212,7 @@ def load_reference(
 
 def model_names(registry: ModelRegistry, task: Task) -> dict[float, str]:
     """α -> checkpoint name: the shipped α values, and any other diagonal model in the manifest;
-    at an α where the manifest has a LIVE_NAMES model, the first of them."""
+    at an α where the manifest has a LIVE_STEMS model, its latest round."""
     names = {alpha: f"{NAME_PREFIX[task]}{alpha:g}" for alpha in SHIPPED_ALPHAS}
     manifest = registry.manifest()
     for name, entry in manifest.items():
@@ -216,8 +225,7 @@ def model_names(registry: ModelRegistry, task: Task) -> dict[float, str]:
         ):
             names[float(config["attn_alpha"])] = name
     for alpha in names:
-        live = [form.format(alpha=alpha) for form in LIVE_NAMES.get(task, ())]
-        names[alpha] = next((name for name in live if name in manifest), names[alpha])
+        names[alpha] = latest_round(manifest, LIVE_STEMS[task].format(alpha=alpha)) or names[alpha]
     return dict(sorted(names.items()))
 
 

@@ -76,7 +76,7 @@ def replay_setting(rounds: int) -> str:
     return "full + replay" if rounds == 1 else f"full + {rounds} replays"
 
 
-REPLAY_ROUNDS = 7  # the most replay rounds a full model has had (models/recipes.py)
+REPLAY_ROUNDS = 8  # the most replay rounds a full model has had (models/recipes.py)
 # the rows of the inflection-full table, in order
 FULL_TABLE_SETTINGS = (
     *(replay_setting(k) for k in range(REPLAY_ROUNDS, 0, -1)),
@@ -350,7 +350,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             f"{full['config']['hidden']}; "
         )
     sets = Counter(r["set"] for r in next(iter(reproduction.values()))["records"])
-    served = []  # the widget serves each α's latest model (app.seq2seq_service.LIVE_NAMES)
+    served = []  # the widget serves each α's latest model (app.seq2seq_service.LIVE_STEMS)
     for alpha in sorted({a for _, a in test}):
         setting = next(s for s in FULL_TABLE_SETTINGS if (s, alpha) in test)
         if setting != "high":
@@ -380,7 +380,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
     }
 
 
-NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
 def _replay_sentence(manifest: dict) -> str:

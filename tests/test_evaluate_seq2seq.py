@@ -75,6 +75,7 @@ def test_each_replay_round_of_the_full_models_names_its_own_checkpoint() -> None
 
     names = {s: ev.model_name("inflection", 1.5, s) for s in ev.FULL_TABLE_SETTINGS}
     assert names == {
+        "full + 8 replays": "seq2seq-inflect-full-a1.5-replay8",
         "full + 7 replays": "seq2seq-inflect-full-a1.5-replay7",
         "full + 6 replays": "seq2seq-inflect-full-a1.5-replay6",
         "full + 5 replays": "seq2seq-inflect-full-a1.5-replay5",

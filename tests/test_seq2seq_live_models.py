@@ -49,3 +49,7 @@ def test_full_models_serve_where_present_and_high_ones_elsewhere(tmp_path: Path)
     # a replay phase (models.recipes) supersedes the model it started from
     save_checkpoint(Seq2Seq(config), "seq2seq-inflect-full-a1.5-replay", entry, tmp_path)
     assert served_names(tmp_path)[1.5] == "seq2seq-inflect-full-a1.5-replay"
+    # and the latest round supersedes the earlier ones, by number, not by spelling
+    for name in ("seq2seq-inflect-full-a1.5-replay10", "seq2seq-inflect-full-a1.5-replay9"):
+        save_checkpoint(Seq2Seq(config), name, entry, tmp_path)
+    assert served_names(tmp_path)[1.5] == "seq2seq-inflect-full-a1.5-replay10"
