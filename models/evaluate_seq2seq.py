@@ -36,6 +36,7 @@ import sacrebleu
 import torch
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.recipes import RECIPES
 from models.references import matches_reference
 from models.seq2seq import beam_search
 from models.tasks import (
@@ -76,7 +77,12 @@ def replay_setting(rounds: int) -> str:
     return "full + replay" if rounds == 1 else f"full + {rounds} replays"
 
 
-REPLAY_ROUNDS = 8  # the most replay rounds a full model has had (models/recipes.py)
+# the most replay rounds a full model has had: the highest -replay<k> recipe (models/recipes.py)
+REPLAY_ROUNDS = max(
+    int(found[1] or 1)
+    for name in RECIPES
+    if (found := re.fullmatch(r"seq2seq-inflect-full-a[\d.]+-replay(\d*)", name))
+)
 # the rows of the inflection-full table, in order
 FULL_TABLE_SETTINGS = (
     *(replay_setting(k) for k in range(REPLAY_ROUNDS, 0, -1)),
@@ -380,7 +386,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
     }
 
 
-NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}  # rounds before the repair
 
 
 def _replay_sentence(manifest: dict) -> str:
