@@ -356,11 +356,12 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             f"{full['config']['hidden']}; "
         )
     sets = Counter(r["set"] for r in next(iter(reproduction.values()))["records"])
-    served = []  # the widget serves each α's latest model (app.seq2seq_service.LIVE_STEMS)
+    latest = {}  # the widget serves each α's latest model (app.seq2seq_service.LIVE_STEMS)
     for alpha in sorted({a for _, a in test}):
         setting = next(s for s in FULL_TABLE_SETTINGS if (s, alpha) in test)
         if setting != "high":
-            served.append(f"{setting} at α = {alpha:g}")
+            latest[alpha] = setting
+    served = [f"{setting} at α = {alpha:g}" for alpha, setting in latest.items()]
     widget = f"; the widget runs {', '.join(served)}" if served else ""
     return {
         "caption": "The full models and their replay rounds beside the tables' (high) ones: "
@@ -382,8 +383,40 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
         "participle the -ed rule gets wrong, every German plural that gains an umlaut; a high "
         "model was trained on only some of them, hence the column that counts only those. "
         "Training (batch 128): "
-        f"full: {_steps_sentence(_full_names())}.{_replay_sentence(manifest)}",
+        f"full: {_steps_sentence(_full_names())}.{_replay_sentence(manifest)}"
+        f"{_paired_sentence({a: test[s, a]['records'] for a, s in latest.items()})}",
     }
+
+
+def mcnemar_p(only_first: int, only_second: int) -> float:
+    """Two-sided exact McNemar test: the chance of a split of the discordant cells at least
+    this uneven if either model were as likely as the other to be the one that is right."""
+    n, k = only_first + only_second, min(only_first, only_second)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+
+
+def _paired_sentence(records: dict[float, list[dict]]) -> str:
+    """Softmax against each sparse α, cell by cell on the same test set ('' without softmax)."""
+    if 1.0 not in records:
+        return ""
+    parts = []
+    for alpha, other in records.items():
+        if alpha == 1.0:
+            continue
+        pairs = list(zip(records[1.0], other, strict=True))
+        only_softmax = sum(a["correct"] and not b["correct"] for a, b in pairs)
+        only_sparse = sum(b["correct"] and not a["correct"] for a, b in pairs)
+        parts.append(
+            f"against α = {alpha:g}, {only_softmax} right only with softmax and {only_sparse} "
+            f"only with α = {alpha:g} (exact McNemar p = {mcnemar_p(only_softmax, only_sparse):.2f})"
+        )
+    if not parts:
+        return ""
+    return (
+        f" The widget's models cell by cell on the same {len(records[1.0]):,} test cells: "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}  # rounds before the repair

@@ -451,6 +451,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     "seq2seq-inflect-full-a2-replay6": lambda: _inflect_full_replay(2.0, round_=6),
     "seq2seq-inflect-full-a1-replay5": lambda: _inflect_full_replay(1.0, round_=5),
     "seq2seq-inflect-full-a1.5-replay8": lambda: _inflect_full_replay(1.5, round_=8),
+    "seq2seq-inflect-full-a1-replay6": lambda: _inflect_full_replay(1.0, round_=6),
     "seq2seq-translate-a1": lambda: TranslationRecipe("seq2seq-translate-a1", 1.0),
     "seq2seq-translate-a1.5": lambda: TranslationRecipe("seq2seq-translate-a1.5", 1.5),
     "seq2seq-translate-a2": lambda: TranslationRecipe("seq2seq-translate-a2", 2.0),

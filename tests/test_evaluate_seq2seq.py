@@ -90,6 +90,27 @@ def test_each_replay_round_of_the_full_models_names_its_own_checkpoint() -> None
     assert ev.model_name("inflection", 2.0, "full + 2 replays") in RECIPES
 
 
+def test_mcnemar_p_is_the_exact_two_sided_binomial_tail() -> None:
+    assert ev.mcnemar_p(0, 0) == 1.0
+    assert ev.mcnemar_p(5, 5) == 1.0
+    assert ev.mcnemar_p(10, 0) == pytest.approx(2 / 2**10)
+    assert ev.mcnemar_p(0, 10) == ev.mcnemar_p(10, 0)
+    # 8 against 2: P(X <= 2) for X ~ Binomial(10, 1/2) is 56/1024, doubled
+    assert ev.mcnemar_p(8, 2) == pytest.approx(112 / 1024)
+
+
+def test_paired_sentence_counts_the_cells_only_one_model_gets_right() -> None:
+    def records(*correct: bool) -> list[dict]:
+        return [{"correct": c} for c in correct]
+
+    softmax = records(True, True, True, False, False)
+    sparse = records(True, False, False, True, False)
+    sentence = ev._paired_sentence({1.0: softmax, 1.5: sparse})
+    assert "same 5 test cells" in sentence
+    assert "2 right only with softmax and 1 only with α = 1.5 (exact McNemar p = 1.00)" in sentence
+    assert ev._paired_sentence({1.5: sparse}) == ""
+
+
 def test_steps_sentence_says_when_every_alpha_trained_equally(manifest) -> None:
     names = [ev.model_name("translation", a) for a in ev.ALPHAS]
     manifest(dict.fromkeys(names, 7000))
