@@ -406,9 +406,10 @@ def _paired_sentence(records: dict[float, list[dict]]) -> str:
         pairs = list(zip(records[1.0], other, strict=True))
         only_softmax = sum(a["correct"] and not b["correct"] for a, b in pairs)
         only_sparse = sum(b["correct"] and not a["correct"] for a, b in pairs)
+        p = mcnemar_p(only_softmax, only_sparse)
         parts.append(
             f"against α = {alpha:g}, {only_softmax} right only with softmax and {only_sparse} "
-            f"only with α = {alpha:g} (exact McNemar p = {mcnemar_p(only_softmax, only_sparse):.2f})"
+            f"only with α = {alpha:g} (exact McNemar p = {p:.2f})"
         )
     if not parts:
         return ""
