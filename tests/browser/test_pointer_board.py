@@ -127,6 +127,7 @@ def test_hull_board_draws_the_api_hull(tracked_page: TrackedPage) -> None:
     # the heatmap outlines the last step's row, whose zeros are hatched: one cell per position
     heatmap = board.locator("[data-heatmap]")
     expect(heatmap.locator(".pb-hm-row.is-current")).to_have_text(f"step {steps}")
+    expect(heatmap.locator(".pb-hm-current")).to_be_visible()  # drawn after the row's class
     current = heatmap.locator(".pb-hm-current").bounding_box()
     label = heatmap.locator(".pb-hm-row.is-current").bounding_box()
     assert current is not None and label is not None
