@@ -750,38 +750,43 @@ class TestShippedCheckpoints:
         assert reference["correct"] is (fight["hypotheses"][0]["text"] == "fought")
 
     def test_each_translation_model_is_judged_against_its_own_corpus(
-        self, shipped: TestClient
+        self, shipped: TestClient, tmp_path: Path
     ) -> None:
-        """The big α = 1.5 model learned corpus v2 (one-word labels, more catalogs), the α = 2
-        model v1: the same sentence can have another corpus translation, or none, in each."""
+        """Every α serves a big model of corpus v2 (one-word labels, more catalogs); a server
+        that has only the v1 model at an α judges it against v1, and a sentence outside v1 by
+        corpus v2's translation, as unseen."""
         manifest = read_manifest(CHECKPOINTS)
-        if "seq2seq-translate-big-a1.5" not in manifest:
-            pytest.skip("the big translation model is not trained yet")
-        big = post(shipped, "translate", {"text": "Permission denied", "alpha": 1.5})
-        small = post(shipped, "translate", {"text": "Permission denied", "alpha": 2})
-        assert big["model"]["name"].startswith("seq2seq-translate-big-a1.5")
-        assert small["model"]["name"] == "seq2seq-translate-a2"
-        assert (big["reference"]["text"], small["reference"]["text"]) == (
-            "Zugriff verweigert",
-            "Keine Berechtigung",
-        )
-        label = post(shipped, "translate", {"text": "Cancel", "alpha": 1.5})
-        assert label["reference"]["split"] == "train" and label["reference"]["correct"] is True
-        assert label["hypotheses"][0]["text"] == "Abbrechen"
-        # outside the v1 model's corpus, judged by corpus v2's translation, as unseen
-        unseen = post(shipped, "translate", {"text": "Cancel", "alpha": 2})
-        assert unseen["reference"] == {
-            "text": "Abbrechen",
-            "split": "unseen",
-            "correct": unseen["hypotheses"][0]["text"] == "Abbrechen",
-            "meaning": seq2seq_service.TRANSLATION_MEANINGS["unseen"],
-        }
-        assert (
-            post(shipped, "translate", {"text": "Delete the selected files", "alpha": 2})[
-                "reference"
-            ]
-            is None
-        )
+        if "seq2seq-translate-big-a2" not in manifest:
+            pytest.skip("the big translation models are not all trained yet")
+        for alpha in ALPHAS:
+            big = post(shipped, "translate", {"text": "Permission denied", "alpha": alpha})
+            assert big["model"]["name"].startswith(f"seq2seq-translate-big-a{alpha:g}")
+            assert big["reference"]["text"] == "Zugriff verweigert"
+            label = post(shipped, "translate", {"text": "Cancel", "alpha": alpha})
+            best = label["hypotheses"][0]["text"]
+            assert label["reference"]["split"] == "train"
+            assert label["reference"]["correct"] is (best == "Abbrechen")
+            if alpha == 1.5:
+                assert best == "Abbrechen"
+        # the same files without the big α = 2 models: α = 2 falls back to the v1 model
+        for path in CHECKPOINTS.iterdir():
+            if path.is_file() and path.name != "manifest.json":
+                (tmp_path / path.name).symlink_to(path)
+        kept = {k: v for k, v in manifest.items() if not k.startswith("seq2seq-translate-big-a2")}
+        (tmp_path / "manifest.json").write_text(json.dumps(kept))
+        with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
+            small = post(client, "translate", {"text": "Permission denied", "alpha": 2})
+            assert small["model"]["name"] == "seq2seq-translate-a2"
+            assert small["reference"]["text"] == "Keine Berechtigung"
+            unseen = post(client, "translate", {"text": "Cancel", "alpha": 2})
+            assert unseen["reference"] == {
+                "text": "Abbrechen",
+                "split": "unseen",
+                "correct": unseen["hypotheses"][0]["text"] == "Abbrechen",
+                "meaning": seq2seq_service.TRANSLATION_MEANINGS["unseen"],
+            }
+            sentence = {"text": "Delete the selected files", "alpha": 2}
+            assert post(client, "translate", sentence)["reference"] is None
 
     def test_the_default_examples_show_a_right_and_a_wrong_answer(
         self, shipped: TestClient
