@@ -227,6 +227,8 @@ class RunState:
     init_from: dict | None = None
     smoothed_loss: float | None = None
     rewarm: bool = False  # resumed without optimizer moments: warm the rate up again
+    # every resume so far, with whether Adam's moments came back (a snapshot's do not)
+    resumes: list[dict] = field(default_factory=list)
 
 
 def prepare(
@@ -247,6 +249,10 @@ def prepare(
             state.history = info["history"]
             state.init_from = info.get("init_from", state.init_from)
             state.rewarm = not info.get("optimizer_moments", True)
+            state.resumes = [
+                *info.get("resumes", []),
+                {"step": state.step, "optimizer_moments": not state.rewarm},
+            ]
     return model, optimizer, state
 
 
@@ -325,6 +331,7 @@ def run_loop(
                 "elapsed_s": elapsed,
                 "history": state.history,
                 "init_from": state.init_from,
+                "resumes": state.resumes,
             }
             save_resume(resume_dir, recipe.name, model, optimizer, info)
     bar.close()
@@ -377,6 +384,7 @@ def manifest_fields(
         "time_budget_min": plan.budget_min,
         "wall_time_s": round(wall_s, 1),
         "threads_per_process": threads,
+        "resumes": state.resumes,
         "metrics": metrics,
         "validation_history": state.history,
         "command": command,

@@ -36,6 +36,7 @@ def test_tiny_training_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
     entry = train([*args, "--resume-dir", str(resume)])
     assert entry is not None and entry["metrics"]["accuracy_n8"] >= 0.0
     assert [h["step"] for h in entry["validation_history"]] == [5, 10, 12]
+    assert entry["resumes"] == []  # never interrupted
     _check_checkpoint(out, steps=12, world=1)
     assert not list(resume.glob("*"))  # a finished run leaves no resume state
 
@@ -68,6 +69,7 @@ def test_resume_continues_from_the_saved_step(
     assert rates[0] == pytest.approx(learning_rate(lr, 8, warmup, 8 / 12))
     assert entry is not None and entry["steps"] == 12
     assert [h["step"] for h in entry["validation_history"]] == [12]
+    assert entry["resumes"] == [{"step": 8, "optimizer_moments": True}]
 
 
 def test_a_snapshot_without_moments_resumes_with_a_fresh_warm_up(
@@ -82,7 +84,8 @@ def test_a_snapshot_without_moments_resumes_with_a_fresh_warm_up(
     model.train()
     recipe.loss(model, next(recipe.batches(16, 0, 0, 0))).backward()
     optimizer.step()
-    info = {"step": 8, "elapsed_s": 1.0, "history": []}
+    earlier = {"step": 4, "optimizer_moments": True}  # this run was resumed once before
+    info = {"step": 8, "elapsed_s": 1.0, "history": [], "resumes": [earlier]}
     training.save_resume(resume, TINY, model, optimizer, info)
     assert train([TINY, "--resume-dir", str(resume), "--snapshot-to", str(snapshot)]) is None
     tensors = load_file(snapshot / f"{TINY}.resume.safetensors")
@@ -101,6 +104,8 @@ def test_a_snapshot_without_moments_resumes_with_a_fresh_warm_up(
     entry = train([TINY, "--steps", "12", "--resume", "--resume-dir", str(snapshot), *common])
     assert entry is not None and entry["steps"] == 12
     assert len(rates) == 4
+    # the manifest says where Adam's moments started afresh, and a resume state carries that on
+    assert entry["resumes"] == [earlier, {"step": 8, "optimizer_moments": False}]
     first = learning_rate(1e-3, 8, recipe.defaults.warmup, 8 / 12) / training.REWARM_STEPS
     assert rates[0] == pytest.approx(first)
     with pytest.raises(ValueError, match="another directory"):
