@@ -226,9 +226,13 @@ class RunState:
     history: list[dict] = field(default_factory=list)  # one entry per validation
     init_from: dict | None = None
     smoothed_loss: float | None = None
-    rewarm: bool = False  # resumed without optimizer moments: warm the rate up again
     # every resume so far, with whether Adam's moments came back (a snapshot's do not)
     resumes: list[dict] = field(default_factory=list)
+
+    @property
+    def rewarm(self) -> bool:
+        """Resumed without optimizer moments: warm the rate up again."""
+        return bool(self.resumes) and not self.resumes[-1]["optimizer_moments"]
 
 
 def prepare(
@@ -248,10 +252,9 @@ def prepare(
             state.step, state.elapsed_before_s = info["step"], info["elapsed_s"]
             state.history = info["history"]
             state.init_from = info.get("init_from", state.init_from)
-            state.rewarm = not info.get("optimizer_moments", True)
             state.resumes = [
                 *info.get("resumes", []),
-                {"step": state.step, "optimizer_moments": not state.rewarm},
+                {"step": state.step, "optimizer_moments": info.get("optimizer_moments", True)},
             ]
     return model, optimizer, state
 
