@@ -17,8 +17,12 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 run: $(VENV)/.runtime-installed
 	$(PY) -m app.serve --host $(HOST) --port $(PORT)
 
+# Two pytest-xdist workers (this machine has 2 cores; TEST_WORKERS=0 runs in one process). Each
+# test file runs whole on one worker, so module fixtures (an app, nginx, a live server) are
+# made once; each worker loads the shipped models once (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: $(VENV)/.dev-installed chromium nginx
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check app models tests bench tools

@@ -28,6 +28,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
@@ -199,6 +200,8 @@ def _make_markdown() -> MarkdownIt:
         allow_digits=False,
         renderer=lambda content, config: render_math(content, config["display_mode"]),
     )
+    # `::: details One-line summary` … `:::` folds a long passage (a table, a derivation).
+    md.use(container_plugin, "details", render=_render_details)
     md.inline.ruler.before("backticks", "inline_widget", _inline_widget)
     md.core.ruler.push("glue_math_punctuation", _glue_math_punctuation)
     md.add_render_rule("fence", _render_fence)
@@ -207,6 +210,16 @@ def _make_markdown() -> MarkdownIt:
     md.add_render_rule("table_open", lambda *args: '<div class="table-scroll">\n<table>\n')
     md.add_render_rule("table_close", lambda *args: "</table>\n</div>\n")
     return md
+
+
+def _render_details(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    if token.nesting != 1:
+        return "</details>\n"
+    summary = token.info.strip().removeprefix("details").strip() or "More"
+    return f'<details class="fold">\n<summary>{html.escape(summary)}</summary>\n'
 
 
 TRAILING_PUNCTUATION = re.compile(r"[:;,.!?)\]’”]+")

@@ -7,9 +7,9 @@ page's widgets (it sends `HX-Request: true`) gets the same sentence in the reade
 instead: "Point 3's x", counting from 1 as the board and the coordinates box do.
 
 The app's exception handlers live here too, one per kind of failure:
-  a reader's input the model cannot take   422, the exception's own sentence (`ReaderError`,
-                                           and each family's types given to `reader_errors`)
-  a model that cannot be served            503, "The model “…” is unavailable: <reason>."
+  a reader's input the model cannot take   422, the exception's own sentence
+                                           (models.errors.InvalidInput, whatever the family)
+  a model that cannot be served            503, `ModelUnavailable.sentence`
   a decode stopped by its budget           its status (503 over time, 499 client gone)
   anything else (a bug)                    500, logged with the request id; the reader gets
                                            a sentence naming that id, never the message
@@ -29,26 +29,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from app.compute import ComputeStopped
-from app.services import ModelUnavailable
+from app.registry import ModelUnavailable
+from models.errors import InvalidInput
 
 logger = logging.getLogger("papertrace.errors")
-
-
-class ReaderError(Exception):
-    """Input the reader can change; `str(exc)` is the sentence that says what to change."""
-
-
-# The exception types answered with 422 and their own sentence. A family adds its domain
-# errors with `reader_errors(...)` when its service module is imported; anything not listed
-# (a ValueError from a bug, say) is a 500.
-READER_ERRORS: list[type[Exception]] = [ReaderError]
-
-
-def reader_errors(*types: type[Exception]) -> None:
-    """Declare exception types whose message is a sentence for the reader: answered 422."""
-    for kind in types:
-        if kind not in READER_ERRORS:
-            READER_ERRORS.append(kind)
 
 
 SERVER_ERROR = (
@@ -240,8 +224,7 @@ async def reader_error_handler(request: Request, exc: Exception) -> JSONResponse
 
 async def model_unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ModelUnavailable)
-    detail = f"The model “{exc.name}” is unavailable: {exc.reason}."
-    return JSONResponse(status_code=503, content={"detail": detail})
+    return JSONResponse(status_code=503, content={"detail": exc.sentence})
 
 
 async def compute_stopped_handler(request: Request, exc: Exception) -> JSONResponse:
@@ -270,11 +253,9 @@ async def server_error_handler(request: Request, exc: Exception) -> JSONResponse
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every handler above. Call it after the routers are included, so the families' service
-    modules have declared their `reader_errors`."""
+    """Every handler above."""
     app.add_exception_handler(RequestValidationError, validation_error_handler)
-    for kind in READER_ERRORS:
-        app.add_exception_handler(kind, reader_error_handler)
+    app.add_exception_handler(InvalidInput, reader_error_handler)
     app.add_exception_handler(ModelUnavailable, model_unavailable_handler)
     app.add_exception_handler(ComputeStopped, compute_stopped_handler)
     app.add_exception_handler(Exception, server_error_handler)

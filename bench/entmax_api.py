@@ -5,7 +5,7 @@ validation, models.entmax, then JSON or the HTML fragment. A thin ASGI wrapper t
 request from the moment the app receives it to its last byte, so the client's own overhead is
 left out: `wall` is elapsed time, `cpu` the process CPU time spent meanwhile (the client thread is
 blocked then, so this is the server's work, and it does not grow when other processes share the
-CPU). `compute` times app.entmax_service.compute_entmax alone. Target: p50 ≤ 5 ms.
+CPU). `compute` times app.entmax.service.compute_entmax alone. Target: p50 ≤ 5 ms.
 Prints a Markdown table.
 """
 
@@ -27,9 +27,9 @@ warnings.filterwarnings("ignore", category=StarletteDeprecationWarning)
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
-from app.entmax_service import compute_entmax  # noqa: E402
+from app.entmax.requests import EntmaxRequest  # noqa: E402
+from app.entmax.service import compute_entmax  # noqa: E402
 from app.main import create_app  # noqa: E402
-from app.schemas.entmax import EntmaxRequest  # noqa: E402
 
 N_SCORES = 64
 ALPHAS = (1.0, 1.5, 2.0, 1.37, 3.0)  # 1.37 and 3.0 take the general root-finding path

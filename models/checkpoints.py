@@ -1,7 +1,11 @@
 """Trained weights on disk: checkpoints/<name>.safetensors plus checkpoints/manifest.json.
 
 The manifest maps each checkpoint name to its entry: family, task, architecture config, seed,
-data description, steps, wall time, metrics, size in bytes and sha256 of the weights file.
+data description, steps, wall time, metrics, size in bytes and sha256 of the weights file. A
+fine-tune names the weights it started from by checkpoint name and sha256 (`init_from`); the
+entries of weights that have since left the directory (superseded rounds, earlier versions of a
+continued run) are kept in `lineage.json`, keyed by sha256, so `ancestry` can still tell a model's
+whole history (the model cards print it) while the directory holds only what is used.
 Writers update it under an exclusive lock on the checkpoint directory, so two trainings that
 finish together both land. `load_model` rebuilds the model from its family and config and
 refuses a missing file or one whose sha256 differs from the manifest.
@@ -21,6 +25,8 @@ from torch import nn
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 MANIFEST_NAME = "manifest.json"
+LINEAGE_NAME = "lineage.json"
+MANIFEST_WIDTH = 100  # a value whose one-line JSON fits stays on one line
 
 # family -> "module:Class"; the class builds itself with `from_config(config: dict)`
 FAMILIES = {
@@ -60,6 +66,62 @@ def read_manifest(directory: Path = CHECKPOINT_DIR) -> dict[str, dict]:
     return json.loads(path.read_text())
 
 
+def read_lineage(directory: Path = CHECKPOINT_DIR) -> dict[str, dict]:
+    """sha256 -> the entry of weights no longer in the directory (with its `checkpoint` name)."""
+    path = Path(directory) / LINEAGE_NAME
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())
+
+
+def ancestry(entry: dict, directory: Path = CHECKPOINT_DIR) -> list[dict]:
+    """The entries of the weights `entry` was fine-tuned from, nearest first, as far as the
+    manifest and the lineage know them (each with its `checkpoint` name)."""
+    manifest, lineage = read_manifest(directory), read_lineage(directory)
+    by_sha = {e.get("sha256"): {"checkpoint": name, **e} for name, e in manifest.items()}
+    by_sha |= lineage
+    chain, parent, seen = [], entry.get("init_from"), set()
+    while parent and parent.get("sha256") in by_sha and parent["sha256"] not in seen:
+        seen.add(parent["sha256"])
+        found = by_sha[parent["sha256"]]
+        chain.append(found)
+        parent = found.get("init_from")
+    return chain
+
+
+def _is_record(value: object) -> bool:
+    """A dict of plain values (a config, a validation point): one line, however long."""
+    return isinstance(value, dict) and not any(isinstance(v, dict | list) for v in value.values())
+
+
+def manifest_json(value: object, indent: int = 0) -> str:
+    """JSON for the manifest and the lineage: an entry's fields one per line, but a value that
+    fits on a line, a list of plain values or a nested record stays on one, so a curve of 300
+    validation points is 300 lines and the file reads (and diffs) entry by entry."""
+    flat = json.dumps(value, ensure_ascii=False)
+    plain_list = isinstance(value, list) and not any(isinstance(v, dict | list) for v in value)
+    if (
+        not isinstance(value, dict | list)
+        or len(flat) + indent <= MANIFEST_WIDTH
+        or plain_list
+        or (indent > 2 and _is_record(value))
+    ):
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        items = [
+            f"{pad}{json.dumps(k, ensure_ascii=False)}: {manifest_json(v, indent + 2)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + manifest_json(v, indent + 2) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def manifest_text(manifest: dict[str, dict]) -> str:
+    return manifest_json(manifest) + "\n"
+
+
 def update_manifest(directory: Path, name: str, entry: dict) -> None:
     """Add or replace one entry; other entries, written by other runs, are kept."""
     directory = Path(directory)
@@ -67,7 +129,7 @@ def update_manifest(directory: Path, name: str, entry: dict) -> None:
         manifest = read_manifest(directory)
         manifest[name] = entry
         tmp = directory / f".{MANIFEST_NAME}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=2) + "\n")
+        tmp.write_text(manifest_text(dict(sorted(manifest.items()))))
         tmp.replace(directory / MANIFEST_NAME)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from models.checkpoints import CheckpointError, load_model
+from models.checkpoints import CHECKPOINT_DIR, CheckpointError, ancestry, load_model
 from models.pointer import PointerNet, Trace, beam_candidates, best_of, greedy, sample
 from models.pointer_run import SERVED
 from models.tasks import hull, instance_rng, sort, tsp
@@ -138,7 +138,7 @@ def hull_table(count_for: Callable[[str, int], int]) -> dict:
     }
 
 
-def _model_note(entry: dict, label: str = "Model") -> str:
+def _model_note(entry: dict, label: str = "Model", checkpoint_dir: Path = CHECKPOINT_DIR) -> str:
     config, world = entry["config"], entry.get("world_size", 1)
     encoder = (
         f"a self-attention encoder ({config['encoder_layers']} layers, {config['heads']} heads)"
@@ -158,11 +158,10 @@ def _model_note(entry: dict, label: str = "Model") -> str:
         f"({entry['instances_seen']:,} instances), {entry['wall_time_s'] / 60:.0f} min "
         f"{where}; pointer {config['pointer']}."
     )
-    runs = []  # a fine-tune: the runs it started from, latest first
-    parent = entry.get("init_from") or {}
-    while parent.get("steps") is not None:
-        runs.append(f"{parent['steps']:,} steps ({parent['wall_time_s'] / 60:.0f} min)")
-        parent = parent.get("earlier_init_from") or {}
+    runs = [  # a fine-tune: the runs it started from, latest first
+        f"{parent['steps']:,} steps ({parent['wall_time_s'] / 60:.0f} min)"
+        for parent in ancestry(entry, checkpoint_dir)
+    ]
     if runs:
         loss = entry.get("data", {}).get("loss")  # older entries do not record it
         how = f" ({loss})" if loss else ""

@@ -22,8 +22,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from models.errors import InvalidInput
 from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
-from models.tasks import InvalidInstance, hull, sort, tsp
+from models.tasks import hull, sort, tsp
 
 Task = Literal["hull", "tsp", "sort"]
 Decoder = Literal["greedy", "beam", "sample"]
@@ -35,17 +36,19 @@ SERVED: dict[Task, tuple[str, ...]] = {
     "tsp": ("pointer-tsp-attention-rl2",),
     "sort": ("pointer-sort", "pointer-sort-entmax15"),
 }
+
+
+def served_names() -> tuple[str, ...]:
+    """Every checkpoint a pointer task serves: what start-up loads."""
+    return tuple(name for names in SERVED.values() for name in names)
+
+
 # Called between decoding steps; raises to stop the decode (app.compute.Budget.check).
 Check = Callable[[], None] | None
 
 
-class UnknownAlpha(ValueError):
+class UnknownAlpha(InvalidInput):
     """An α no served checkpoint of the task was trained with (a reader's error)."""
-
-
-# What `run` raises for a request the reader can fix; its message is the sentence to show.
-# Any other ValueError is a fault of ours and must not be worded as the reader's.
-READER_ERRORS = (UnknownAlpha, InvalidInstance)
 
 
 @cache
@@ -424,9 +427,9 @@ def run(
 ) -> PointerTrace:
     """Decode one request with the checkpoint its α names, scored against the exact answer.
 
-    `load(name)` returns the loaded checkpoint (the web layer passes its registry). Raises one
-    of READER_ERRORS, with a sentence for the reader, on unusable input or an α no checkpoint
-    has; whatever `load` or `check` raise passes through."""
+    `load(name)` returns the loaded checkpoint (the web layer passes its registry). Raises
+    InvalidInput, with a sentence for the reader, on unusable input or an α no checkpoint has;
+    whatever `load` or `check` raise passes through."""
     _, name = resolve(request.task, request.alpha)
     served = load(name)
     started = time.perf_counter()  # after the one-time checkpoint load

@@ -19,7 +19,7 @@ up again over REWARM_STEPS steps, so a run outlives the machine it started on.
 
 `--init-from` starts from trained weights instead of random ones (a fine-tune): the optimizer
 moments, warm-up and schedule start afresh, and the manifest entry records where the weights
-came from and how long they had trained, under "init_from".
+came from under "init_from" (their checkpoint name and sha256).
 """
 
 import argparse
@@ -137,13 +137,13 @@ def initial_weights(model: nn.Module, path: Path) -> dict:
         model.load_state_dict(load_file(path))
     except RuntimeError as error:
         raise SystemExit(f"--init-from: {path} does not fit this recipe's model: {error}") from None
-    info: dict[str, Any] = {"file": str(path), "sha256": sha256_file(path)}
+    sha256 = sha256_file(path)
     for name, entry in read_manifest(path.parent).items():
-        if entry.get("file") == path.name and entry.get("sha256") == info["sha256"]:
-            info["checkpoint"] = name
-            info |= {k: entry.get(k) for k in ("steps", "instances_seen", "wall_time_s")}
-            info["earlier_init_from"] = entry.get("init_from")
-    return info
+        if entry.get("file") == path.name and entry.get("sha256") == sha256:
+            # by reference: that entry (or, once its file is gone, checkpoints/lineage.json)
+            # says how those weights were trained (models.checkpoints.ancestry)
+            return {"checkpoint": name, "sha256": sha256}
+    return {"file": str(path), "sha256": sha256}
 
 
 def _distributed() -> tuple[int, int]:

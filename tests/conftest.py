@@ -10,6 +10,7 @@ import shutil
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.exceptions import StarletteDeprecationWarning
@@ -19,10 +20,48 @@ warnings.filterwarnings("ignore", category=StarletteDeprecationWarning)
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from app.main import create_app  # noqa: E402
+from app.main import ROOT, create_app  # noqa: E402
+from app.registry import ModelRegistry  # noqa: E402
 from models.checkpoints import build_model, save_checkpoint  # noqa: E402
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
+
+
+# ---- the shipped checkpoints, loaded once per test process ----
+# Dozens of tests start an app over checkpoints/ and each start-up loads and verifies every
+# model in the manifest (seconds). A test process (each xdist worker) loads a shipped model once
+# and hands the same object to every later app, for as long as neither the manifest nor any of
+# the model's files changes. Other folders (a test's temporary copy it may break, the tiny
+# checkpoints) load as the app always does.
+_shipped_models: dict[tuple[Any, ...], Any] = {}
+_load_from_files = ModelRegistry._load
+
+
+def _file_stamps(directory: Path, name: str) -> tuple[tuple[str, int, int], ...]:
+    paths = [directory / "manifest.json", *sorted(directory.glob(f"{name}.*"))]
+    stamps = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            stamps.append((path.name, -1, -1))
+        else:
+            stamps.append((path.name, stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
+
+
+def _load_shipped_once(registry: ModelRegistry, name: str) -> Any:
+    directory = Path(registry.checkpoint_dir).resolve()
+    if directory != SHIPPED_CHECKPOINTS:
+        return _load_from_files(registry, name)
+    key = (name, _file_stamps(directory, name))
+    if key not in _shipped_models:
+        _shipped_models[key] = _load_from_files(registry, name)  # a failure is not kept
+    return _shipped_models[key]
+
+
+ModelRegistry._load = _load_shipped_once  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
@@ -42,9 +81,10 @@ def fixture_content(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def client() -> Iterator[TestClient]:
-    """The site serving the fixture papers (see tests/fixtures/content)."""
+    """The site serving the fixture papers (see tests/fixtures/content) with the shipped
+    checkpoints: one per test process, for tests that only read from it."""
     with TestClient(create_app(content_dir=FIXTURE_CONTENT)) as test_client:
         yield test_client
 

@@ -16,11 +16,11 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.entmax_figures import SIMPLEX_CORNERS, simplex_point
-from app.entmax_service import family_figures
+from app.entmax.figures import SIMPLEX_CORNERS, simplex_point
+from app.entmax.requests import MAX_ABS_SCORE, MAX_SCORES
+from app.entmax.service import family_figures
+from app.entmax.widget import EXAMPLES
 from app.main import create_app
-from app.schemas.entmax import MAX_ABS_SCORE, MAX_SCORES
-from app.widget_providers.entmax import EXAMPLES
 from models.sparse_mapping import FAMILY_ALPHAS
 
 URL = "/api/entmax"

@@ -1,6 +1,6 @@
 """Every model in the OpenAPI document has a name of its own.
 
-FastAPI falls back to module-qualified names (`app__schemas__pointer__ModelInfo`) when two
+FastAPI falls back to module-qualified names (`app__pointer__requests__ModelInfo`) when two
 response or request classes share a name, which is what a client's code generator then prints.
 """
 

@@ -27,11 +27,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from app import seq2seq_service
 from app.main import ROOT, create_app
-from models import references
+from app.seq2seq import service as seq2seq_service
+from models import seq2seq_run
 from models.checkpoints import read_manifest, save_checkpoint, update_manifest
+from models.references import load_reference, reference_name
 from models.seq2seq import Config, Seq2Seq
+from models.seq2seq_run import REFERENCES, SERVED, SERVED_CORPUS
 from models.tasks.inflection import language_tables, lemma_split
 from models.tasks.inflection_vocab import VOCAB_FILE, InflectionVocab
 from models.tasks.translation_tokenizers import load_tokenizers, tokenizer_path
@@ -39,28 +41,32 @@ from models.tasks.translation_tokenizers import load_tokenizers, tokenizer_path
 CHECKPOINTS = ROOT / "checkpoints"
 GOLDEN = Path(__file__).parent / "golden"
 ALPHAS = (1.0, 1.5, 2.0)
-TASK_PREFIX = {"inflection": "seq2seq-inflect-a", "translation": "seq2seq-translate-a"}
 SWIM = {"lemma": "swim", "language": "en", "features": "V;PST"}
 SENTENCE = {"text": "Could not open the file."}
 
 
 def copy_vocabularies(target: Path) -> None:
-    """The shipped vocabularies and reference files (with their manifest entries)."""
+    """The shipped vocabularies and the reference files the served models are judged by (with
+    their manifest entries)."""
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy(CHECKPOINTS / VOCAB_FILE, target / VOCAB_FILE)
     for language in ("en", "de"):
-        shutil.copy(tokenizer_path(language), tokenizer_path(language, target))
+        shutil.copy(
+            tokenizer_path(language, corpus=SERVED_CORPUS),
+            tokenizer_path(language, target, SERVED_CORPUS),
+        )
     shipped = read_manifest(CHECKPOINTS)
-    for name in references.NAMES.values():
+    for name in REFERENCES.values():
         shutil.copy(CHECKPOINTS / shipped[name]["file"], target / shipped[name]["file"])
         update_manifest(target, name, shipped[name])
 
 
 def write_tiny_checkpoints(target: Path) -> None:
-    """Seeded random seq2seq models, one per task and α, with the shipped vocabularies."""
+    """Seeded random seq2seq models under the served names, one per task and α, with the
+    shipped vocabularies."""
     copy_vocabularies(target)
     vocab = InflectionVocab.load(target)
-    source_sp, target_sp = load_tokenizers(target)
+    source_sp, target_sp = load_tokenizers(target, SERVED_CORPUS)
     sizes = {
         "inflection": (len(vocab.source), len(vocab.target)),
         "translation": (source_sp.get_piece_size(), target_sp.get_piece_size()),
@@ -73,7 +79,9 @@ def write_tiny_checkpoints(target: Path) -> None:
             entry = {"family": "seq2seq", "task": task, "config": asdict(config)}
             if task == "inflection" and alpha == 1.5:
                 entry["data"] = {"setting": "high"}  # says which cells it "saw" (see below)
-            save_checkpoint(Seq2Seq(config), f"{TASK_PREFIX[task]}{alpha:g}", entry, target)
+            if task == "translation":
+                entry["data"] = {"corpus": SERVED_CORPUS}
+            save_checkpoint(Seq2Seq(config), SERVED[task][alpha], entry, target)
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +150,7 @@ def test_alpha_picks_the_model_trained_with_it(
     api: TestClient, alpha: float, path: str, body: dict, task: str
 ) -> None:
     model = post(api, path, {**body, "alpha": alpha})["model"]
-    assert model["name"] == f"{TASK_PREFIX[task]}{alpha:g}"
+    assert model["name"] == SERVED[task][alpha]
     assert model["attention_alpha"] == model["output_alpha"] == alpha
     assert model["trained_attention_alpha"] == model["trained_output_alpha"] == alpha
     assert model["inference_alpha"] is None and model["note"] is None
@@ -175,7 +183,7 @@ def test_softmax_weights_too_small_to_print_are_still_nonzero(tmp_path: Path) ->
         model.attn_score.weight.mul_(400)
         model.generator.weight.mul_(400)
     entry = {"family": "seq2seq", "task": "inflection", "config": asdict(config)}
-    save_checkpoint(model, "seq2seq-inflect-a1", entry, tmp_path)
+    save_checkpoint(model, SERVED["inflection"][1.0], entry, tmp_path)
     with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
         result = post(client, "inflect", {**SWIM, "alpha": 1})
     attention = [a for step in result["steps"] for a in step["attention"]]
@@ -187,7 +195,7 @@ def test_softmax_weights_too_small_to_print_are_still_nonzero(tmp_path: Path) ->
 def test_inference_alpha_redecodes_the_chosen_model_and_says_so(api: TestClient) -> None:
     result = post(api, "inflect", {**SWIM, "alpha": 2, "inference_alpha": 1})
     model = result["model"]
-    assert model["name"] == "seq2seq-inflect-a2"
+    assert model["name"] == SERVED["inflection"][2.0]
     assert (model["attention_alpha"], model["output_alpha"]) == (1, 1)
     assert (model["trained_attention_alpha"], model["trained_output_alpha"]) == (2, 2)
     assert model["inference_alpha"] == 1
@@ -321,7 +329,10 @@ def empty_dir(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("path", "body", "name"),
-    [("inflect", SWIM, "seq2seq-inflect-a1.5"), ("translate", SENTENCE, "seq2seq-translate-a1.5")],
+    [
+        ("inflect", SWIM, SERVED["inflection"][1.5]),
+        ("translate", SENTENCE, SERVED["translation"][1.5]),
+    ],
 )
 def test_a_missing_model_is_a_503_that_says_how_to_train_it(
     empty_dir: Path, path: str, body: dict, name: str
@@ -337,7 +348,7 @@ def test_a_missing_model_is_a_503_that_says_how_to_train_it(
         assert page.status_code == 200
         for widget in ("seq2seq-inflect", "seq2seq-translate"):
             assert f'data-widget="{widget}"' in page.text  # the error box in its place
-        assert "model is unavailable" in page.text
+        assert "” is unavailable: " in page.text  # ModelUnavailable.sentence
 
 
 def test_the_widget_starts_from_a_trained_alpha_while_others_are_missing(
@@ -346,21 +357,21 @@ def test_the_widget_starts_from_a_trained_alpha_while_others_are_missing(
     partial = tmp_path / "partial"
     shutil.copytree(tiny_dir, partial)
     manifest = read_manifest(partial)
-    for name in ("seq2seq-inflect-a1.5", "seq2seq-inflect-a2"):
+    for name in (SERVED["inflection"][1.5], SERVED["inflection"][2.0]):
         del manifest[name]
     (partial / "manifest.json").write_text(json.dumps(manifest))
     with TestClient(create_app(checkpoint_dir=partial)) as client:
         html = client.get("/papers/sparse-seq2seq").text
     start = html.index('id="seq2seq-inflect"')
     block = html[start : html.index("</figure>", start)]
-    assert 'data-alpha="1.0"' in block and "seq2seq-inflect-a1" in block
+    assert 'data-alpha="1.0"' in block and SERVED["inflection"][1.0] in block
     assert block.count('class="s2s-stop-missing"') == 2
 
 
 def test_a_corrupt_checkpoint_is_a_503(tiny_dir: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(tiny_dir, broken)
-    weights = broken / "seq2seq-inflect-a2.safetensors"
+    weights = broken / f"{SERVED['inflection'][2.0]}.safetensors"
     weights.write_bytes(weights.read_bytes()[:-16] + bytes(16))
     with TestClient(create_app(checkpoint_dir=broken)) as client:
         response = client.post("/api/seq2seq/inflect", json={**SWIM, "alpha": 2})
@@ -421,9 +432,7 @@ def test_translation_examples_are_in_the_splits_they_claim() -> None:
     manifest = read_manifest(CHECKPOINTS)
     splits = {}
     for corpus in ("v1", "v2"):
-        found = references.load_reference(
-            manifest[references.reference_name("translation", corpus)]
-        )
+        found = load_reference(manifest[reference_name("translation", corpus)])
         for example in seq2seq_service.TRANSLATION_EXAMPLES:
             reference = found.lookup(example.text)
             splits.setdefault(example.label, []).append(reference.split if reference else None)
@@ -461,7 +470,7 @@ def test_inflect_answers_with_the_lexicon_forms_split_and_verdict(
     # the α = 1 tiny model names no training set, so only held-out words are known unseen
     seen = None if split == "train" else False
     assert reference["seen_in_training"] is seen
-    assert reference["meaning"] == seq2seq_service.INFLECTION_MEANINGS[(split, seen)]
+    assert reference["meaning"] == seq2seq_run.INFLECTION_MEANINGS[(split, seen)]
 
 
 @pytest.mark.parametrize(
@@ -477,7 +486,7 @@ def test_seen_in_training_follows_the_models_own_training_set(
     reference = post(api, "inflect", body)["reference"]
     assert reference["seen_in_training"] is seen
     split = lemma_split("en", lemma)
-    assert reference["meaning"] == seq2seq_service.INFLECTION_MEANINGS[(split, seen)]
+    assert reference["meaning"] == seq2seq_run.INFLECTION_MEANINGS[(split, seen)]
 
 
 def test_an_unknown_lemma_is_unseen_with_no_forms(api: TestClient) -> None:
@@ -487,7 +496,7 @@ def test_an_unknown_lemma_is_unseen_with_no_forms(api: TestClient) -> None:
         "split": "unseen",
         "correct": None,
         "seen_in_training": False,
-        "meaning": seq2seq_service.INFLECTION_MEANINGS[("unseen", False)],
+        "meaning": seq2seq_run.INFLECTION_MEANINGS[("unseen", False)],
     }
     lower_case = {"lemma": "haus", "language": "de", "features": "N;NOM;PL"}
     assert post(api, "inflect", lower_case)["reference"]["split"] == "unseen"  # German: Haus
@@ -500,10 +509,10 @@ def test_a_known_lemma_without_the_cell_has_a_split_but_no_forms(api: TestClient
 
 # (sentence as typed, split, corpus translation)
 CORPUS_CASES = [
-    ("Permission denied", "train", "Keine Berechtigung"),
+    ("Permission denied", "train", "Zugriff verweigert"),
     ("3 Stars", "dev", "3 Sterne"),
     ("The name of the property", "test", "Der Name der Eigenschaft"),
-    ("  Permission   denied: ", "train", "Keine Berechtigung"),  # normalised as the corpus is
+    ("  Permission   denied: ", "train", "Zugriff verweigert"),  # normalised as the corpus is
 ]
 
 
@@ -517,20 +526,20 @@ def test_translate_answers_with_the_corpus_translation_and_verdict(
         "text": target,
         "split": split,
         "correct": best == target,
-        "meaning": seq2seq_service.TRANSLATION_MEANINGS[split],
+        "meaning": seq2seq_run.TRANSLATION_MEANINGS[split],
     }
 
 
 def test_a_sentence_outside_the_corpus_has_no_reference(api: TestClient) -> None:
-    assert post(api, "translate", SENTENCE)["reference"] is None
-    assert post(api, "translate", {"text": "Open a new window"})["reference"] is None
+    assert post(api, "translate", {"text": "Delete the selected files"})["reference"] is None
+    assert post(api, "translate", {"text": "Rename the selected window"})["reference"] is None
 
 
 def test_without_a_reference_file_the_answer_still_comes(tiny_dir: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     shutil.copytree(tiny_dir, bare)
     manifest = read_manifest(bare)
-    for name in references.NAMES.values():
+    for name in REFERENCES.values():
         (bare / manifest.pop(name)["file"]).unlink()
     (bare / "manifest.json").write_text(json.dumps(manifest))
     with TestClient(create_app(checkpoint_dir=bare)) as client:
@@ -544,7 +553,7 @@ def test_a_corrupt_reference_file_is_unavailable_not_trusted(
 ) -> None:
     broken = tmp_path / "broken-reference"
     shutil.copytree(tiny_dir, broken)
-    name = references.NAMES["inflection"]
+    name = REFERENCES["inflection"]
     path = broken / read_manifest(broken)[name]["file"]
     path.write_bytes(path.read_bytes()[:-16] + bytes(16))
     with TestClient(create_app(checkpoint_dir=broken)) as client:
@@ -610,7 +619,7 @@ def test_htmx_gets_the_figure_fragment(api: TestClient) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     html = response.text
-    assert 'data-alpha="2.0"' in html and "seq2seq-inflect-a2" in html
+    assert 'data-alpha="2.0"' in html and SERVED["inflection"][2.0] in html
     assert html.count('class="s2s-step"') == len(json_result["steps"])
     cells = len(json_result["steps"]) * len(json_result["source_tokens"])
     assert html.count("</title></rect>") == cells  # one titled rect per heatmap cell
@@ -711,7 +720,7 @@ def test_golden_contract(api: TestClient, name: str) -> None:
 
 # --- the shipped checkpoints -----------------------------------------------------------------
 
-SHIPPED = [f"{TASK_PREFIX[task]}{alpha:g}" for task in TASK_PREFIX for alpha in ALPHAS]
+SHIPPED = seq2seq_run.served_names()
 shipped_present = all(name in read_manifest(CHECKPOINTS) for name in SHIPPED)
 
 
@@ -749,18 +758,15 @@ class TestShippedCheckpoints:
         assert (reference["split"], reference["forms"]) == ("test", ["fought"])
         assert reference["correct"] is (fight["hypotheses"][0]["text"] == "fought")
 
-    def test_each_translation_model_is_judged_against_its_own_corpus(
+    def test_each_translation_model_is_judged_against_the_served_corpus(
         self, shipped: TestClient, tmp_path: Path
     ) -> None:
-        """Every α serves a big model of corpus v2 (one-word labels, more catalogs); a server
-        that has only the v1 model at an α judges it against v1, and a sentence outside v1 by
-        corpus v2's translation, as unseen."""
-        manifest = read_manifest(CHECKPOINTS)
-        if "seq2seq-translate-big-a2" not in manifest:
-            pytest.skip("the big translation models are not all trained yet")
+        """Every α serves a big model of corpus v2 (one-word labels, more catalogs), judged by
+        v2's translation; a server without the model of an α says so instead of answering with
+        another one."""
         for alpha in ALPHAS:
             big = post(shipped, "translate", {"text": "Permission denied", "alpha": alpha})
-            assert big["model"]["name"].startswith(f"seq2seq-translate-big-a{alpha:g}")
+            assert big["model"]["name"] == SERVED["translation"][alpha]
             assert big["reference"]["text"] == "Zugriff verweigert"
             label = post(shipped, "translate", {"text": "Cancel", "alpha": alpha})
             best = label["hypotheses"][0]["text"]
@@ -768,25 +774,20 @@ class TestShippedCheckpoints:
             assert label["reference"]["correct"] is (best == "Abbrechen")
             if alpha == 1.5:
                 assert best == "Abbrechen"
-        # the same files without the big α = 2 models: α = 2 falls back to the v1 model
+        missing = SERVED["translation"][2.0]
         for path in CHECKPOINTS.iterdir():
-            if path.is_file() and path.name != "manifest.json":
+            if path.is_file() and path.name not in ("manifest.json", f"{missing}.safetensors"):
                 (tmp_path / path.name).symlink_to(path)
-        kept = {k: v for k, v in manifest.items() if not k.startswith("seq2seq-translate-big-a2")}
-        (tmp_path / "manifest.json").write_text(json.dumps(kept))
+        manifest = read_manifest(CHECKPOINTS)
+        (tmp_path / "manifest.json").write_text(json.dumps(manifest))
         with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
-            small = post(client, "translate", {"text": "Permission denied", "alpha": 2})
-            assert small["model"]["name"] == "seq2seq-translate-a2"
-            assert small["reference"]["text"] == "Keine Berechtigung"
-            unseen = post(client, "translate", {"text": "Cancel", "alpha": 2})
-            assert unseen["reference"] == {
-                "text": "Abbrechen",
-                "split": "unseen",
-                "correct": unseen["hypotheses"][0]["text"] == "Abbrechen",
-                "meaning": seq2seq_service.TRANSLATION_MEANINGS["unseen"],
-            }
-            sentence = {"text": "Delete the selected files", "alpha": 2}
-            assert post(client, "translate", sentence)["reference"] is None
+            response = client.post("/api/seq2seq/translate", json={**SENTENCE, "alpha": 2})
+            assert response.status_code == 503
+            assert response.json()["detail"].startswith(f"The model “{missing}” is unavailable")
+            assert (
+                post(client, "translate", {**SENTENCE, "alpha": 1.5})["model"]["name"]
+                == (SERVED["translation"][1.5])
+            )
 
     def test_the_default_examples_show_a_right_and_a_wrong_answer(
         self, shipped: TestClient

@@ -1,11 +1,11 @@
 """The pointer board's numbers never overlap: at n = 100, and for near-equal values on the
-sorting line (app/board_labels.py; the browser twin is checked in tests/browser)."""
+sorting line (app/pointer/board_labels.py; the browser twin is checked in tests/browser)."""
 
 from __future__ import annotations
 
 import random
 
-from app.board_labels import (
+from app.pointer.board_labels import (
     LINE_ROWS,
     box_near_point,
     boxes_overlap,
@@ -14,7 +14,7 @@ from app.board_labels import (
     place_point_labels,
     text_box,
 )
-from app.pointer_views import FRAME, board_xy, line_x
+from app.pointer.views import FRAME, board_xy, line_x
 
 
 def shown_point_boxes(coords, labels):

@@ -10,23 +10,20 @@ from fastapi import Request
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from app.errors import ReaderError, reader_errors
 from app.main import create_app
+from app.registry import ModelUnavailable
 from app.responses import page_url, respond
-from app.services import ModelUnavailable
+from models.errors import InvalidInput
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 
 
-class DomainError(ValueError):
+class DomainError(InvalidInput):
     """Stands for a family's own error type for input its model cannot take."""
 
 
 class Answer(BaseModel):
     value: int
-
-
-reader_errors(DomainError)
 
 
 @pytest.fixture()
@@ -35,7 +32,7 @@ def client(tiny_checkpoints: Path) -> TestClient:
 
     @app.get("/test/reader")
     def reader() -> None:
-        raise ReaderError("Type a shorter word.")
+        raise InvalidInput("Type a shorter word.")
 
     @app.get("/test/domain")
     def domain() -> None:
@@ -65,7 +62,7 @@ def test_a_reader_error_is_a_422_with_its_sentence(client: TestClient) -> None:
     assert answer.json() == {"detail": "Type a shorter word."}
 
 
-def test_a_declared_domain_error_is_a_422(client: TestClient) -> None:
+def test_a_familys_own_kind_of_invalid_input_is_a_422(client: TestClient) -> None:
     answer = client.get("/test/domain")
     assert (answer.status_code, answer.json()["detail"]) == (422, "The points must be distinct.")
 

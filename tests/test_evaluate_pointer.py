@@ -3,6 +3,7 @@ never our model's own."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -111,15 +112,29 @@ def test_exact_rows_use_held_karp(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert (tmp_path / "tsp-reference-n8-3.npz").exists()  # cached for the next run
 
 
-def test_a_model_note_names_every_run_a_fine_tune_started_from() -> None:
-    first = {"steps": 4183, "wall_time_s": 4200.0, "earlier_init_from": None}
-    second = {"steps": 13409, "wall_time_s": 4200.0, "earlier_init_from": first}
-    entry = {**FAKE_ENTRY, "init_from": second}
-    assert ev._model_note(entry).endswith(
+def lineage_dir(tmp_path: Path, *runs: dict) -> Path:
+    """A checkpoint directory whose lineage holds `runs`, each fine-tuned from the one before."""
+    lineage, parent = {}, None
+    for index, run in enumerate(runs):
+        sha = f"{index:064x}"
+        lineage[sha] = {"checkpoint": "pointer-tsp", "sha256": sha, **run, "init_from": parent}
+        parent = {"checkpoint": "pointer-tsp", "sha256": sha}
+    (tmp_path / "lineage.json").write_text(json.dumps(lineage))
+    return tmp_path
+
+
+def test_a_model_note_names_every_run_a_fine_tune_started_from(tmp_path: Path) -> None:
+    directory = lineage_dir(
+        tmp_path, {"steps": 4183, "wall_time_s": 4200.0}, {"steps": 13409, "wall_time_s": 4200.0}
+    )
+    entry = {**FAKE_ENTRY, "init_from": {"checkpoint": "pointer-tsp", "sha256": f"{1:064x}"}}
+    assert ev._model_note(entry, checkpoint_dir=directory).endswith(
         "1 min on one CPU thread; pointer softmax. Those steps fine-tuned a model trained for "
         "13,409 steps (70 min), itself fine-tuned from one trained for 4,183 steps (70 min) before."
     )
-    assert "fine-tuned" not in ev._model_note({**entry, "init_from": None})
+    assert "fine-tuned" not in ev._model_note(
+        {**entry, "init_from": None}, checkpoint_dir=directory
+    )
 
 
 def test_a_model_note_names_the_encoder_and_the_processes() -> None:
@@ -131,14 +146,17 @@ def test_a_model_note_names_the_encoder_and_the_processes() -> None:
     assert "1 min in all, its last launch on 2 processes of one CPU thread each" in note
 
 
-def test_a_fine_tunes_note_names_its_loss_and_the_runs_before() -> None:
-    parent = {"steps": 27000, "wall_time_s": 9660.0, "earlier_init_from": None}
+def test_a_fine_tunes_note_names_its_loss_and_the_runs_before(tmp_path: Path) -> None:
+    directory = lineage_dir(tmp_path, {"steps": 27000, "wall_time_s": 9660.0})
+    parent = {"checkpoint": "pointer-tsp", "sha256": f"{0:064x}"}
     entry = {**FAKE_ENTRY, "init_from": parent, "data": {"loss": "REINFORCE on tour length"}}
-    assert ev._model_note(entry).endswith(
+    assert ev._model_note(entry, checkpoint_dir=directory).endswith(
         " Those steps (REINFORCE on tour length) fine-tuned a model trained for 27,000 steps "
         "(161 min) before."
     )
-    assert "Those steps fine-tuned" in ev._model_note({**entry, "data": {}})
+    assert "Those steps fine-tuned" in ev._model_note(
+        {**entry, "data": {}}, checkpoint_dir=directory
+    )
 
 
 @pytest.mark.usefixtures("weak_solvers")

@@ -32,12 +32,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from app.entmax.requests import EntmaxRequest
 from app.errors import error_sentence
 from app.limits import RateLimiter
 from app.observability import ACCESS_LOGGER
-from app.schemas.entmax import EntmaxRequest
-from app.schemas.pointer import PointsRequest, ValuesRequest
-from app.schemas.seq2seq import (
+from app.pointer.requests import PointsRequest, ValuesRequest
+from app.seq2seq.requests import (
     MAX_LEMMA_CHARS,
     MAX_SENTENCE_CHARS,
     MAX_SENTENCE_WORDS,

@@ -37,10 +37,10 @@ from app.compute import (
     pointer_cost,
     text_cost,
 )
+from app.entmax.requests import EntmaxRequest
 from app.main import create_app
-from app.schemas.entmax import EntmaxRequest
+from app.registry import public_reason
 from app.serve import build_config
-from app.services import public_reason
 from models.checkpoints import build_model
 from models.pointer import beam_search as pointer_beam_search
 from models.pointer import greedy
@@ -59,7 +59,8 @@ def client(checkpoints: Path) -> Iterator[TestClient]:
 
 
 def serve(checkpoints: Path) -> TestClient:
-    return TestClient(create_app(FIXTURE_CONTENT, checkpoints))
+    """The site over tiny_checkpoints' one sort model, which it serves."""
+    return TestClient(create_app(FIXTURE_CONTENT, checkpoints, served=("pointer-sort",)))
 
 
 # ---- 1. liveness does not wait for the model threads ----
@@ -537,7 +538,7 @@ def test_text_cost_grows_with_length_and_beam() -> None:
 
 
 def test_the_schema_lists_model_names_languages_and_distinct_points(client: TestClient) -> None:
-    from app.schemas.pointer import POINT_ALPHAS, VALUE_ALPHAS
+    from app.pointer.requests import POINT_ALPHAS, VALUE_ALPHAS
     from models.pointer_run import checkpoints
     from models.tasks.inflection import LANGUAGES
 

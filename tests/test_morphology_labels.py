@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.morphology_labels import KNOWN_CODES, feature_labels, feature_words, language_name
+from app.seq2seq.morphology_labels import KNOWN_CODES, feature_labels, feature_words, language_name
 from models.tasks.inflection import LANGUAGES
 from models.tasks.inflection_serving import inflection_options
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from models.errors import InvalidInput
 from models.pointer import Config, PointerNet
 from models.pointer_run import (
-    READER_ERRORS,
     HullResponse,
     PointerRequest,
     ServedPointer,
@@ -91,7 +91,7 @@ def test_the_sample_decoder_reports_its_best_of_k_curve() -> None:
     ],
 )
 def test_a_reader_error_is_a_sentence(request_: PointerRequest, phrase: str) -> None:
-    with pytest.raises(READER_ERRORS, match=phrase) as caught:
+    with pytest.raises(InvalidInput, match=phrase) as caught:
         run(request_, load)
     assert isinstance(caught.value, (InvalidInstance, UnknownAlpha))
     assert str(caught.value).endswith(".")

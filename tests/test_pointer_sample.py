@@ -11,8 +11,8 @@ import torch
 from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
-from app.pointer_views import best_of_k_rows
-from app.schemas.pointer import BestOfK, PointerModelInfo, TspReference, TspResponse
+from app.pointer.requests import BestOfK, PointerModelInfo, TspReference, TspResponse
+from app.pointer.views import best_of_k_rows
 from models.checkpoints import load_model, read_manifest
 from models.pointer import (
     MAX_SAMPLES,

@@ -1,4 +1,4 @@
-"""A pointer board drawn by the server from the page address (app/pointer_url_state.py): a shared
+"""A pointer board drawn by the server from the page address (app/pointer/url_state.py): a shared
 link shows the shared points, decoder, model and step without script; a broken or too heavy
 address says what the drawing shows instead."""
 
@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import ROOT, create_app
-from app.pointer_url_state import (
+from app.pointer.url_state import (
     BoardState,
     address,
     board_state,

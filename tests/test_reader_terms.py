@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.content import render_markdown
 from app.main import app
-from app.pointer_views import percent_text
+from app.pointer.views import percent_text
 from app.result_takeaways import TAKEAWAYS, takeaway
 
 RESULTS = Path(__file__).resolve().parents[1] / "content" / "results"
@@ -139,8 +139,8 @@ def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
 
 
 def test_try_this_links_carry_the_figure_state() -> None:
-    from app.widget_providers.try_this import try_this_context
     from app.widgets import WidgetError
+    from app.widgets.try_this import try_this_context
 
     step = {"do": "Set α to 2", "set": {"entmax-alpha": 2}, "look": "two words are left."}
     context = try_this_context({"target": "entmax-playground", "steps": [step, step]}, None)

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from app.widget_providers.results_table import result_value_context
 from app.widgets import WidgetEnv, WidgetError
+from app.widgets.results_table import result_value_context
 
 RESULTS = {
     "tables": {

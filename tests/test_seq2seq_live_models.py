@@ -1,55 +1,52 @@
-"""Which inflection models the live widgets run: the full setting's where the manifest has
-them, the paper-protocol high ones otherwise (app.seq2seq_service.model_names decides)."""
+"""Which seq2seq models the live widgets and the API run: models.seq2seq_run.SERVED, written
+once; start-up loads those and nothing else, and /readyz answers for them."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
-import torch
 from fastapi.testclient import TestClient
 
-from app.main import create_app
-from models.checkpoints import save_checkpoint
-from models.seq2seq import Config, Seq2Seq
-from models.tasks.inflection_vocab import InflectionVocab
-from tests.test_api_seq2seq import SWIM, write_tiny_checkpoints
+from app.main import ROOT, create_app
+from models.checkpoints import read_manifest
+from models.seq2seq_run import REFERENCES, SERVED, resolve, served_names
+from tests.test_api_seq2seq import SENTENCE, SWIM, write_tiny_checkpoints
 
 
-def served_names(checkpoint_dir: Path) -> dict[float, str]:
-    with TestClient(create_app(checkpoint_dir=checkpoint_dir)) as client:
-        names = {}
-        for alpha in (1.0, 1.5, 2.0):
-            response = client.post("/api/seq2seq/inflect", json={**SWIM, "alpha": alpha})
-            assert response.status_code == 200, response.text
-            names[alpha] = response.json()["model"]["name"]
-        listed = client.get("/api/seq2seq/options").json()["inflection"]["models"]
-    assert {o["alpha"]: o["name"] for o in listed} == names  # one place decides
-    return names
-
-
-def test_full_models_serve_where_present_and_high_ones_elsewhere(tmp_path: Path) -> None:
+def test_every_task_and_alpha_is_answered_by_its_served_checkpoint(tmp_path: Path) -> None:
     write_tiny_checkpoints(tmp_path)
-    assert served_names(tmp_path) == {
-        1.0: "seq2seq-inflect-a1",
-        1.5: "seq2seq-inflect-a1.5",
-        2.0: "seq2seq-inflect-a2",
-    }
-    vocab = InflectionVocab.load(tmp_path)
-    torch.manual_seed(1)
-    config = Config(len(vocab.source), len(vocab.target), emb_dim=16, hidden=48, dropout=0.0)
-    entry = {"family": "seq2seq", "task": "inflection", "config": asdict(config)}
-    entry["data"] = {"setting": "full"}
-    save_checkpoint(Seq2Seq(config), "seq2seq-inflect-full-a1.5", entry, tmp_path)
-    assert served_names(tmp_path) == {
-        1.0: "seq2seq-inflect-a1",
-        1.5: "seq2seq-inflect-full-a1.5",
-        2.0: "seq2seq-inflect-a2",
-    }
-    # a replay phase (models.recipes) supersedes the model it started from
-    save_checkpoint(Seq2Seq(config), "seq2seq-inflect-full-a1.5-replay", entry, tmp_path)
-    assert served_names(tmp_path)[1.5] == "seq2seq-inflect-full-a1.5-replay"
-    # and the latest round supersedes the earlier ones, by number, not by spelling
-    for name in ("seq2seq-inflect-full-a1.5-replay10", "seq2seq-inflect-full-a1.5-replay9"):
-        save_checkpoint(Seq2Seq(config), name, entry, tmp_path)
-    assert served_names(tmp_path)[1.5] == "seq2seq-inflect-full-a1.5-replay10"
+    with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
+        for task, path, body in (
+            ("inflection", "inflect", SWIM),
+            ("translation", "translate", SENTENCE),
+        ):
+            for alpha, name in SERVED[task].items():
+                response = client.post(f"/api/seq2seq/{path}", json={**body, "alpha": alpha})
+                assert response.status_code == 200, response.text
+                assert response.json()["model"]["name"] == name
+        options = client.get("/api/seq2seq/options").json()
+        for task in SERVED:
+            listed = {o["alpha"]: o["name"] for o in options[task]["models"]}
+            assert listed == SERVED[task]  # one place decides
+
+
+def test_a_manifest_model_that_is_not_served_never_answers(tmp_path: Path) -> None:
+    """A table's model (paper protocol) loads only when the evaluation asks for it."""
+    write_tiny_checkpoints(tmp_path)
+    with TestClient(create_app(checkpoint_dir=tmp_path)) as client:
+        loaded = set(client.app.state.registry.loaded())
+        assert loaded == set(served_names())
+        assert client.get("/readyz").json()["loaded"] == sorted(served_names())
+
+
+def test_no_alpha_means_the_trained_default() -> None:
+    assert resolve("inflection", None) == (1.5, SERVED["inflection"][1.5])
+    assert resolve("translation", 2) == (2.0, SERVED["translation"][2.0])
+
+
+def test_the_shipped_tree_has_every_served_checkpoint() -> None:
+    manifest = read_manifest(ROOT / "checkpoints")
+    for name in served_names():
+        assert name in manifest, name
+        assert (ROOT / "checkpoints" / manifest[name]["file"]).exists()
+    assert set(REFERENCES.values()) <= set(manifest)

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from app import seq2seq_service as service
-from app.schemas.seq2seq import InflectRequest, Seq2SeqResponse, TranslateRequest
-from app.services import ModelRegistry, ModelUnavailable
+from app.registry import ModelRegistry, ModelUnavailable
+from app.seq2seq import service
+from app.seq2seq.requests import InflectRequest, Seq2SeqResponse, TranslateRequest
+from models.errors import InvalidInput
 from models.seq2seq import Trace, six_digits
+from models.seq2seq_run import SERVED, run
 from tests.test_api_seq2seq import write_tiny_checkpoints
 
 
@@ -30,7 +32,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> ModelRegistry:
 def test_run_returns_the_trace_the_json_and_the_figure_render(
     registry: ModelRegistry, request_: InflectRequest | TranslateRequest
 ) -> None:
-    response = service.run(registry, request_)
+    response = run(request_, registry.get)
     assert isinstance(response, Seq2SeqResponse) and isinstance(response, Trace)
     assert response.model.trained_output_alpha == request_.alpha == response.out_alpha
     assert 1 <= len(response.hypotheses) <= request_.beam_width
@@ -45,14 +47,12 @@ def test_run_returns_the_trace_the_json_and_the_figure_render(
 
 
 def test_run_explains_what_it_cannot_take(registry: ModelRegistry) -> None:
-    with pytest.raises(service.InvalidSeq2SeqInput, match="never saw"):
-        service.run(registry, InflectRequest(lemma="w4lk", language="en", features="V;PST"))
-    with pytest.raises(service.InvalidSeq2SeqInput, match="no inflection model trained"):
-        service.run(
-            registry, InflectRequest(lemma="walk", language="en", features="V;PST", alpha=3.0)
-        )
+    with pytest.raises(InvalidInput, match="never saw"):
+        run(InflectRequest(lemma="w4lk", language="en", features="V;PST"), registry.get)
+    with pytest.raises(InvalidInput, match="no inflection model trained"):
+        run(InflectRequest(lemma="walk", language="en", features="V;PST", alpha=3.0), registry.get)
 
 
 def test_run_says_which_model_is_missing(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailable, match="seq2seq-translate-a1.5"):
-        service.run(ModelRegistry(tmp_path), TranslateRequest(text="Permission denied"))
+    with pytest.raises(ModelUnavailable, match=SERVED["translation"][1.5]):
+        run(TranslateRequest(text="Permission denied"), ModelRegistry(tmp_path).get)

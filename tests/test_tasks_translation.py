@@ -184,3 +184,42 @@ def test_translator_returns_a_trace_and_rejects_long_input(tmp_path: Path) -> No
     assert 1 <= len(trace.hypotheses) <= 3
     with pytest.raises(InvalidTranslationInput, match="1-30 words"):
         translator.translate(" ".join(["file"] * 31))
+
+
+# ---- translation cleaning: percent signs and mid-word accelerators ----
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("Download is 50% complete", "Download zu 50% abgeschlossen"),
+        ("The battery is at 100%", "Der Akku ist bei 100%"),
+        ("Zoom to 200%, then print", "Auf 200% vergrößern, dann drucken"),
+        ("Used space (90%) is high", "Belegter Platz (90%) ist hoch"),
+    ],
+)
+def test_a_percent_sign_after_a_number_is_kept(source: str, target: str) -> None:
+    assert clean_pair(source, target) == SentencePair(source, target)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [
+        ("Open the _file", "Datei ö&ffnen", SentencePair("Open the file", "Datei öffnen")),
+        (
+            "Select A_ll items",
+            "A&lle auswählen",
+            SentencePair("Select All items", "Alle auswählen"),
+        ),
+        ("Sa~ve the page", "Seite speic~hern", SentencePair("Save the page", "Seite speichern")),
+    ],
+)
+def test_a_mid_word_accelerator_is_removed(
+    source: str, target: str, expected: SentencePair
+) -> None:
+    assert clean_pair(source, target) == expected
+
+
+def test_an_ampersand_between_words_is_not_an_accelerator() -> None:
+    pair = clean_pair("Copy & paste the text", "Text kopieren & einfügen")
+    assert pair == SentencePair("Copy & paste the text", "Text kopieren & einfügen")

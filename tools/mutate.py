@@ -46,7 +46,6 @@ TARGETS = {
         (
             "tests/test_entmax.py",
             "tests/test_entmax_properties.py",
-            "tests/test_entmax_mutation_gaps.py",
         ),
     ),
     "pointer": Target(
@@ -54,24 +53,22 @@ TARGETS = {
         (
             "tests/test_pointer.py",
             "tests/test_pointer_sample.py",
-            "tests/test_pointer_mutation_gaps.py",
         ),
     ),
     "seq2seq": Target(
         "models/seq2seq.py",
         (
             "tests/test_seq2seq.py",
-            "tests/test_seq2seq_mutation_gaps.py",
             "tests/test_translation_big.py",
         ),
     ),
     "hull": Target(
         "models/tasks/hull.py",
-        ("tests/test_tasks_hull.py", "tests/test_tasks_mutation_gaps.py"),
+        ("tests/test_tasks_hull.py",),
     ),
     "tsp": Target(
         "models/tasks/tsp.py",
-        ("tests/test_tasks_tsp.py", "tests/test_tasks_mutation_gaps.py"),
+        ("tests/test_tasks_tsp.py",),
     ),
     "limits": Target(
         "app/limits.py",
@@ -85,9 +82,21 @@ TARGETS = {
                     "test_the_rate_limit_can_be_switched_off",
                     "test_limits_are_documented_in_the_schema",
                     "test_the_bucket_refills_at_the_configured_rate",
+                    # limits at their edges (the section at the end of the file)
+                    "test_a_lemma_of_exactly_the_maximum_length_is_accepted",
+                    "test_a_body_of_exactly_the_cap_is_accepted_and_one_byte_more_is_not",
+                    "test_pruning_forgets_full_buckets_and_keeps_a_drained_client_drained",
+                    "test_every_security_header_is_sent_with_its_value",
+                    "test_a_declared_oversized_body_gets_the_whole_json_answer_with_its_size",
+                    "test_a_streamed_oversized_body_is_refused_with_the_sentence_for_an_unknown_size",
+                    "test_a_refusal_after_the_answer_started_is_not_answered_twice",
+                    "test_other_http_errors_pass_through_the_body_limit",
+                    "test_the_rate_limit_counts_per_address_not_per_connection",
+                    "test_a_429_says_when_to_come_back_in_whole_seconds",
+                    "test_pruning_waits_until_a_bucket_has_refilled_completely",
+                    "test_freed_memory_goes_back_and_arenas_are_capped_on_glibc",
                 )
             ),
-            "tests/test_limits_mutation_gaps.py",
         ),
     ),
 }

@@ -7,6 +7,8 @@ metrics, and input validation that raises `InvalidInstance` with a message writt
 
 import numpy as np
 
+from models.errors import InvalidInput
+
 
 def instance_rng(purpose: str, *keys: int) -> np.random.Generator:
     """A generator for one stream of instances.
@@ -18,7 +20,7 @@ def instance_rng(purpose: str, *keys: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([tags[purpose], *keys]))
 
 
-class InvalidInstance(ValueError):
+class InvalidInstance(InvalidInput):
     """Input a task cannot take (too few points, duplicates, NaN, …); the message is a sentence
     for the reader saying what to change. Any other error while solving is a fault of ours."""
 

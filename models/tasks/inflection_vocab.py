@@ -11,13 +11,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from models.checkpoints import CHECKPOINT_DIR
+from models.errors import InvalidInput
 from models.seq2seq import EOS, SPECIALS
 from models.tasks.inflection import LANGUAGES, InflectionExample
 
 VOCAB_FILE = "seq2seq-inflect-vocab.json"
 
 
-class InvalidInflectionInput(ValueError):
+class InvalidInflectionInput(InvalidInput):
     """A request the model cannot take; the message names what is wrong and what is allowed."""
 
 

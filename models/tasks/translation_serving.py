@@ -8,6 +8,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.errors import InvalidInput
 from models.seq2seq import Seq2Seq, Trace, decode
 from models.tasks.translation import entry_corpus
 from models.tasks.translation_tokenizers import (
@@ -18,7 +19,7 @@ from models.tasks.translation_tokenizers import (
 )
 
 
-class InvalidTranslationInput(ValueError):
+class InvalidTranslationInput(InvalidInput):
     """A sentence the model cannot take; the message says what is wrong."""
 
 

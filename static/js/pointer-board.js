@@ -1,4 +1,4 @@
-// Pointer boards: only what HTML cannot do. The server draws every figure (app/pointer_board.py)
+// Pointer boards: only what HTML cannot do. The server draws every figure (app/pointer/board.py)
 // and htmx makes the round trips: each board's <form hx-get> sends the board's state (its
 // fields are the page address's keys) and swaps in the answer. This file turns clicks, drags
 // and arrow keys into the form's inputs box and asks htmx to send it, plays the decoder steps,

@@ -68,7 +68,9 @@ def live_server() -> Iterator[str]:
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     command = [sys.executable, "-m", "uvicorn", "app.main:app", "--port", str(port)]
-    with (ARTIFACTS / "live-server.log").open("wb") as log:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # one server per xdist worker, each its log
+    log_name = f"live-server-{worker}.log" if worker else "live-server.log"
+    with (ARTIFACTS / log_name).open("wb") as log:
         server = subprocess.Popen(
             [*command, "--host", "127.0.0.1"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
         )

@@ -1,6 +1,6 @@
 """The pointer board's numbers in Chromium: a hundred random points and near-equal values on the
 sorting line show numbers that never overlap (measured with the browser's own text boxes); the
-server places them exactly as app/board_labels.py says; a hidden number shows on focus.
+server places them exactly as app/pointer/board_labels.py says; a hidden number shows on focus.
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Locator, Page
 
-from app.board_labels import LINE_ROWS, end_mark_boxes, place_point_labels
-from app.pointer_views import board_xy
+from app.pointer.board_labels import LINE_ROWS, end_mark_boxes, place_point_labels
+from app.pointer.views import board_xy
 from tests.browser.conftest import ARTIFACTS, TrackedPage
 from tests.browser.test_pointer_board import (
     FRAME,

@@ -27,7 +27,7 @@ from tests.browser.conftest import ARTIFACTS, TrackedPage
 
 SCREENSHOTS = ARTIFACTS / "screenshots"
 PAGE = "/papers/pointer-networks"
-FRAME, PAD = 400, 24  # the board's SVG frame (app/pointer_views.py)
+FRAME, PAD = 400, 24  # the board's SVG frame (app/pointer/views.py)
 NAMES = {name for names in SERVED.values() for name in names}
 CHECKPOINT_DIR = Path(os.environ.get("PAPERTRACE_CHECKPOINT_DIR", ROOT / "checkpoints"))
 

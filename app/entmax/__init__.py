@@ -1,0 +1,1 @@
+"""The entmax family (the sparse-mapping playground): router, requests, service, figures."""

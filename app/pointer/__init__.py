@@ -1,0 +1,1 @@
+"""The pointer-network family (sorting, convex hull, TSP, the board): router, requests, views."""

@@ -1,1 +1,0 @@
-"""Request and response models per area: the API contract, with its limits."""

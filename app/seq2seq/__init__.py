@@ -1,0 +1,1 @@
+"""The seq2seq family (inflection, translation): router, requests, service, labels."""

@@ -1,0 +1,255 @@
+"""The sparse seq2seq widgets' and API's web-side pieces: the registry's loaders for the
+family, the options the widgets offer (languages, cells, trained α values, examples), the
+widgets' first figures, and the views the fragments draw from a Trace.
+
+Decoding itself is models.seq2seq_run.run, which the routes and widgets call with the
+registry's `get` as the way to a loaded checkpoint. Everything here runs in FastAPI's
+threadpool (plain `def` endpoints), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from app.answer_cache import ANSWERS
+from app.registry import ModelRegistry, ModelUnavailable, register_loader
+from app.seq2seq.requests import (
+    InflectionExample,
+    InflectionOptions,
+    InflectRequest,
+    InflectResponse,
+    ModelOption,
+    OptionsResponse,
+    Seq2SeqResponse,
+    Task,
+    TranslateRequest,
+    TranslateResponse,
+    TranslationExample,
+    TranslationOptions,
+    TranslationReference,
+)
+from models.references import matches_reference
+from models.seq2seq_run import DEFAULT_ALPHA, SERVED, load_reference, load_served, run
+from models.tasks.inflection_serving import inflection_options
+
+register_loader("seq2seq")(load_served)
+register_loader("reference")(load_reference)
+
+COMPARE_ALPHAS = tuple(SERVED["translation"])  # the α values a compare figure shows
+
+
+def format_alphas(alphas: list[float]) -> str:
+    return ", ".join(f"{alpha:g}" for alpha in alphas)
+
+
+# Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
+# held-out test split (the rest) of models.tasks.inflection.lemma_split; tests check the splits,
+# the forms, and that the widget's first render shows a right and a wrong answer among them.
+INFLECTION_EXAMPLES = (
+    InflectionExample(
+        label="go → past",
+        lemma="go",
+        language="en",
+        features="V;PST",
+        why="an irregular verb from the training split: went, not the regular-rule *goed",
+    ),
+    InflectionExample(
+        label="fight → past",
+        lemma="fight",
+        language="en",
+        features="V;PST",
+        why="a held-out irregular verb: no rule gives fought, so a model that never saw it "
+        "tends to say *fighted",
+    ),
+    InflectionExample(
+        label="Standplatz → plural",
+        lemma="Standplatz",
+        language="de",
+        features="N;NOM;PL",
+        why="a German plural with umlaut: Standplätze",
+    ),
+    InflectionExample(
+        label="vertex → plural",
+        lemma="vertex",
+        language="en",
+        features="N;PL",
+        why="a cell with two valid forms: vertexes and vertices",
+    ),
+    InflectionExample(
+        label="anteponer → past subjunctive",
+        lemma="anteponer",
+        language="es",
+        features="V;SBJV;PST;1;SG",
+        why="Spanish keeps two past subjunctives: antepusiera and antepusiese",
+    ),
+)
+
+# Sentences from the held-out test split of models.tasks.translation (split by source hash), one
+# from the training split and one the corpus does not have; tests check which is which.
+TRANSLATION_EXAMPLES = (
+    TranslationExample(label="property name", text="The name of the property"),
+    TranslationExample(label="Cancel (a label)", text="Cancel"),
+    TranslationExample(label="permission denied", text="Permission denied"),
+    TranslationExample(label="window size", text="Saving window size and position"),
+    TranslationExample(label="delete files (not in the corpus)", text="Delete the selected files"),
+    TranslationExample(
+        label="online accounts (12 words)",
+        text="Connect to your online accounts and decide what to use them for",
+    ),
+)
+
+def model_options(registry: ModelRegistry, task: Task) -> list[ModelOption]:
+    options = []
+    for alpha, name in SERVED[task].items():
+        try:
+            registry.get(name)
+        except ModelUnavailable as exc:
+            options.append(ModelOption(alpha=alpha, name=name, available=False, reason=exc.reason))
+        else:
+            options.append(ModelOption(alpha=alpha, name=name, available=True, reason=None))
+    return options
+
+
+def options(registry: ModelRegistry) -> OptionsResponse:
+    try:
+        cells = inflection_options(registry.checkpoint_dir)
+    except (OSError, ValueError, TypeError):
+        cells = {"languages": [], "features": {}, "characters": {}}
+    inflection_models = model_options(registry, "inflection")
+    translation_models = model_options(registry, "translation")
+    return OptionsResponse(
+        inflection=InflectionOptions(
+            **cells,
+            alphas=[option.alpha for option in inflection_models],
+            models=inflection_models,
+            examples=list(INFLECTION_EXAMPLES),
+        ),
+        translation=TranslationOptions(
+            alphas=[option.alpha for option in translation_models],
+            models=translation_models,
+            examples=list(TRANSLATION_EXAMPLES),
+        ),
+    )
+
+
+def default_alpha(models: list[ModelOption]) -> float:
+    """1.5 when that model is available, else the first available one."""
+    available = [option.alpha for option in models if option.available]
+    if not available:
+        reasons = "; ".join(f"α = {o.alpha:g}: {o.reason}" for o in models)
+        raise ModelUnavailable(models[0].name if models else "seq2seq", reasons)
+    return DEFAULT_ALPHA if DEFAULT_ALPHA in available else available[0]
+
+
+def cached_default(
+    registry: ModelRegistry, request: InflectRequest | TranslateRequest
+) -> InflectResponse | TranslateResponse:
+    """The widget's first figure, decoded once per checkpoint (the page renders it each visit)."""
+    return ANSWERS.get(registry, request, lambda: run(request, registry.get))
+
+
+# --- what the fragments draw ----------------------------------------------------------------
+
+HEATMAP_CELL_PX = 26
+LABEL_CHAR = 0.32  # width of one label character, in heatmap cells
+OUTPUT_SHOWN = 8  # output entries drawn per step card (the response keeps up to 20)
+# What a reader can take in; the rest is summarised in a sentence (the JSON has every number).
+# Without these caps a 30-word sentence with beam 16 drew 140 × 237 cells: a 7 MB fragment.
+HEATMAP_MAX_ROWS = 48  # output tokens
+HEATMAP_MAX_COLUMNS = 48  # source tokens
+STEP_CARDS_SHOWN = 40
+
+
+def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
+    """The attention heatmap's layout in cell units: rows are output steps, columns source
+    tokens; a nonzero weight gets a tint of at least 0.12 so it never looks like an exact 0.
+    At most HEATMAP_MAX_ROWS × HEATMAP_MAX_COLUMNS cells; `hidden_rows` and `hidden_columns`
+    count what is left out."""
+    source_tokens = response.source_tokens[:HEATMAP_MAX_COLUMNS]
+    shown_steps = response.steps[:HEATMAP_MAX_ROWS]
+    source_chars = max((len(token) for token in source_tokens), default=1)
+    output_chars = max((len(step.token) for step in shown_steps), default=1)
+    left = LABEL_CHAR * output_chars + 0.5
+    top = LABEL_CHAR * 0.87 * source_chars + 0.5  # column labels are turned 60°
+    width = left + len(source_tokens) + LABEL_CHAR * 0.5 * source_chars + 0.3
+    height = top + len(shown_steps) + 0.1
+    columns = [
+        {"token": token, "x": left + col + 0.5, "y": top - 0.2}
+        for col, token in enumerate(source_tokens)
+    ]
+    rows = [
+        {
+            "token": step.token,
+            "x": left - 0.2,
+            "y": top + row + 0.5,
+            "cells": [
+                {
+                    "source": source_tokens[col],
+                    "x": left + col + 0.04,
+                    "y": top + row + 0.04,
+                    "p": p,
+                    "opacity": round(0.12 + 0.88 * p, 3),
+                }
+                for col, p in enumerate(step.attention[:HEATMAP_MAX_COLUMNS])
+            ],
+        }
+        for row, step in enumerate(shown_steps)
+    ]
+    return {
+        "id": f"s2s-{uuid.uuid4().hex[:8]}",
+        "width": round(width, 2),
+        "height": round(height, 2),
+        "width_px": round(width * HEATMAP_CELL_PX),
+        "columns": columns,
+        "rows": rows,
+        "hidden_rows": len(response.steps) - len(shown_steps),
+        "hidden_columns": len(response.source_tokens) - len(source_tokens),
+    }
+
+
+def reference_answers(response: InflectResponse | TranslateResponse) -> list[str] | None:
+    """The answers the reference accepts (an inflection cell's forms, a sentence's corpus
+    translation), or None when there is no reference to judge by."""
+    reference = response.reference
+    if isinstance(reference, TranslationReference):
+        return [reference.text]
+    return reference.forms if reference is not None else None
+
+
+def hypothesis_marks(response: InflectResponse | TranslateResponse) -> list[bool | None]:
+    """For each n-best entry, whether the reference accepts it (None: nothing to judge by); the
+    first is the response's `reference.correct`."""
+    answers = reference_answers(response)
+    return [
+        None if answers is None else matches_reference(h.text, answers) for h in response.hypotheses
+    ]
+
+
+def result_view(
+    response: InflectResponse | TranslateResponse, compact: bool = False
+) -> dict[str, Any]:
+    """Template context for templates/partials/seq2seq/result.html: the response as it is, plus
+    the heatmap layout, the per-step summaries the figure prints and the n-best's marks."""
+    steps = response.steps
+    mean_attention = sum(s.attention_support for s in steps) / max(1, len(steps))
+    mean_output = sum(s.support_size for s in steps) / max(1, len(steps))
+    return {
+        "view": {
+            "result": response,
+            "compact": compact,
+            "heatmap": heatmap_view(response),
+            "mean_attention_support": f"{mean_attention:.2f}".rstrip("0").rstrip("."),
+            "mean_output_support": f"{mean_output:.2f}".rstrip("0").rstrip("."),
+            "marks": hypothesis_marks(response),
+            "steps": [
+                {
+                    "step": step,
+                    "shown": step.output[:OUTPUT_SHOWN],
+                    "more": step.support_size - len(step.output[:OUTPUT_SHOWN]),
+                }
+                for step in steps[:STEP_CARDS_SHOWN]
+            ],
+            "hidden_steps": max(0, len(steps) - STEP_CARDS_SHOWN),
+        }
+    }

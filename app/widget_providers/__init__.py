@@ -1,1 +1,0 @@
-"""One module per widget (or family of widgets) that needs server data; see app.widgets."""

@@ -1,0 +1,396 @@
+"""The sparse seq2seq family's one entry point: `run(request, load, check) -> Trace`.
+
+A validated request in (an inflection or a translation: the text, the trained α that picks the
+model, an optional inference α, the beam width), one pydantic trace out: the n-best and the
+per-step attention and output distributions (rounded once, in models.seq2seq), the model that
+answered, and the reference's verdict beside the best hypothesis (the lexicon's forms, the
+corpus translation). The JSON API returns it as it is; the widgets draw the same object.
+
+Which checkpoint serves a task at an α is written once, in SERVED; `resolve` is the one place
+that turns "no α given" into the trained default. `load` is the caller's way to a loaded
+checkpoint (the web layer's model registry): it raises a CheckpointError for a missing or
+corrupt one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from models import references
+from models.checkpoints import CheckpointError
+from models.errors import InvalidInput
+from models.references import InflectionLexicon, TranslationCorpus, matches_reference
+from models.seq2seq import UNK, Trace
+from models.tasks.inflection_serving import Inflector
+from models.tasks.translation import entry_corpus
+from models.tasks.translation_serving import Translator
+
+Task = Literal["inflection", "translation"]
+TASKS: tuple[Task, ...] = ("inflection", "translation")
+DEFAULT_ALPHA = 1.5  # the trained α a request without one gets: 1.5-entmax, the paper's pick
+
+# task -> trained α (attention = output) -> the checkpoint that serves it: the inflection models
+# of the "full" setting after their last replay round, the big translation models (corpus v2)
+# after their replay phase (models/recipes.py; their model cards tell the rounds).
+SERVED: dict[Task, dict[float, str]] = {
+    "inflection": {
+        1.0: "seq2seq-inflect-full-a1-replay6",
+        1.5: "seq2seq-inflect-full-a1.5-replay8",
+        2.0: "seq2seq-inflect-full-a2-replay6",
+    },
+    "translation": {
+        1.0: "seq2seq-translate-big-a1-replay",
+        1.5: "seq2seq-translate-big-a1.5-replay",
+        2.0: "seq2seq-translate-big-a2-replay",
+    },
+}
+# The reference files the verdicts read: the lexicon, and the corpus the served models learned.
+SERVED_CORPUS = "v2"
+REFERENCES: dict[Task, str] = {
+    "inflection": references.reference_name("inflection"),
+    "translation": references.reference_name("translation", SERVED_CORPUS),
+}
+# Loads a checkpoint (or reference file) by its manifest name; raises when it cannot.
+Load = Callable[[str], Any]
+Check = Callable[[], None] | None
+
+
+def served_names() -> tuple[str, ...]:
+    """Every checkpoint and reference file the family serves: what start-up loads."""
+    return (*(n for names in SERVED.values() for n in names.values()), *REFERENCES.values())
+
+
+def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
+    """(trained α, checkpoint name) for a request's α; None means the task's default."""
+    served = SERVED[task]
+    if alpha is None:
+        return DEFAULT_ALPHA, served[DEFAULT_ALPHA]
+    for trained, name in served.items():
+        if math.isclose(trained, alpha, abs_tol=1e-6):
+            return trained, name
+    raise InvalidInput(
+        f"There is no {task} model trained with α = {alpha:g}; pick one of "
+        f"{', '.join(f'{a:g}' for a in served)}, or keep one of those and set `inference_alpha` "
+        "to decode it with any α from 1 to 2."
+    )
+
+
+# --- the trace ---------------------------------------------------------------------------------
+
+
+class Seq2SeqModelInfo(BaseModel):
+    name: str = Field(description="checkpoint name in checkpoints/manifest.json")
+    sha256: str
+    attention_alpha: float = Field(description="α of the attention mapping in this decoding")
+    output_alpha: float = Field(description="α of the output mapping in this decoding")
+    trained_attention_alpha: float
+    trained_output_alpha: float
+    inference_alpha: float | None = Field(
+        description="the α requested with `inference_alpha`, if any"
+    )
+    note: str | None = Field(
+        description="set when this decoding used an α other than the one the model was trained with"
+    )
+    output_vocab_size: int = Field(description="target tokens the output distribution covers")
+
+
+class Seq2SeqResponse(Trace):
+    """The family's Trace (models.seq2seq: the n-best, the per-step attention and output
+    distributions, rounded there once) with what the API adds around it."""
+
+    task: Task
+    model: Seq2SeqModelInfo
+    server_ms: float = Field(description="time spent decoding, in milliseconds")
+
+
+Split = Literal["train", "dev", "test"]
+
+
+class InflectionReference(BaseModel):
+    forms: list[str] | None = Field(
+        description="every valid form of this (language, lemma, features) cell in the lexicon; "
+        "null when the lexicon has no such cell"
+    )
+    split: Split | Literal["unseen"] = Field(
+        description="the split the lemma belongs to; `unseen` when the lexicon lacks the lemma"
+    )
+    correct: bool | None = Field(
+        description="whether the best hypothesis is one of `forms`; null when there are none"
+    )
+    seen_in_training: bool | None = Field(
+        description="whether this very cell was a training example of the model that answered; "
+        "null when the reference file does not record that model's training set"
+    )
+    meaning: str = Field(description="what the split means for this answer, in one line")
+
+
+class TranslationReference(BaseModel):
+    text: str = Field(description="the corpus's German translation of the (normalised) source")
+    split: Split | Literal["unseen"] = Field(
+        description="the split the source sentence belongs to in the model's own corpus; "
+        "`unseen`: not in it, and `text` comes from the served models' corpus"
+    )
+    correct: bool = Field(
+        description="whether the best hypothesis equals `text` (whitespace normalised)"
+    )
+    meaning: str = Field(description="what the split means for this answer, in one line")
+
+
+class InflectResponse(Seq2SeqResponse):
+    reference: InflectionReference | None = Field(
+        description="the lexicon's verdict on the best hypothesis; null only when the server "
+        "has no lexicon file (see /readyz)"
+    )
+
+
+class TranslateResponse(Seq2SeqResponse):
+    reference: TranslationReference | None = Field(
+        description="the corpus translation and a verdict, when the normalised source sentence "
+        "is in the served models' corpus; else null"
+    )
+
+
+# --- what a request is -------------------------------------------------------------------------
+
+
+class DecodeOptions(Protocol):
+    alpha: float | None
+    inference_alpha: float | None
+    beam_width: int
+
+
+class InflectionInput(DecodeOptions, Protocol):
+    lemma: str
+    language: str
+    features: str
+
+
+class TranslationInput(DecodeOptions, Protocol):
+    text: str
+
+
+# --- the served models -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServedSeq2Seq:
+    """A loaded checkpoint with what the trace reports about it."""
+
+    name: str
+    task: Task
+    sha256: str
+    attn_alpha: float
+    out_alpha: float
+    runner: Inflector | Translator
+    training_set: str | None  # the manifest's data setting (high, medium, …), if it names one
+    corpus: str | None  # translation: the corpus version it was trained on (v1 before v2 came)
+
+    @property
+    def output_vocab_size(self) -> int:
+        return self.runner.model.config.tgt_vocab
+
+
+def load_served(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> ServedSeq2Seq:
+    """A seq2seq checkpoint ready to decode (the registry's loader for the family)."""
+    task = entry.get("task")
+    if task == "inflection":
+        runner: Inflector | Translator = Inflector.load(name, checkpoint_dir)
+    elif task == "translation":
+        runner = Translator.load(name, checkpoint_dir)
+    else:
+        raise ValueError(f"seq2seq task {task!r} has no widget")
+    config = entry["config"]
+    data = entry.get("data") or {}
+    return ServedSeq2Seq(
+        name,
+        task,
+        entry["sha256"],
+        float(config["attn_alpha"]),
+        float(config["out_alpha"]),
+        runner,
+        data.get("setting"),
+        entry_corpus(entry) if task == "translation" else None,
+    )
+
+
+def load_reference(
+    checkpoint_dir: Path, name: str, entry: dict[str, Any]
+) -> InflectionLexicon | TranslationCorpus:
+    """A reference file ready to look up (the registry's loader for the family "reference")."""
+    return references.load_reference(entry, checkpoint_dir)
+
+
+def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> Seq2SeqModelInfo:
+    attn_alpha = served.attn_alpha if inference_alpha is None else inference_alpha
+    out_alpha = served.out_alpha if inference_alpha is None else inference_alpha
+    differs = not (
+        math.isclose(attn_alpha, served.attn_alpha) and math.isclose(out_alpha, served.out_alpha)
+    )
+    note = None
+    if differs:
+        note = (
+            f"Inference-time α = {inference_alpha:g} on attention and output: this model was "
+            f"trained with α = {served.attn_alpha:g} (attention) and {served.out_alpha:g} "
+            "(output), so these distributions are not the ones it learned."
+        )
+    return Seq2SeqModelInfo(
+        name=served.name,
+        sha256=served.sha256,
+        attention_alpha=attn_alpha,
+        output_alpha=out_alpha,
+        trained_attention_alpha=served.attn_alpha,
+        trained_output_alpha=served.out_alpha,
+        inference_alpha=inference_alpha,
+        note=note,
+        output_vocab_size=served.output_vocab_size,
+    )
+
+
+# --- the verdict: the reference answer beside the model's ------------------------------------
+
+# What a reference's split means for the answer beside it, in one line. Inflection's training
+# split depends on whether the model that answered trained on this very cell (None: the
+# reference file does not record that model's training set).
+INFLECTION_MEANINGS: dict[tuple[str, bool | None], str] = {
+    ("train", True): "seen in training: this very cell was one of the model's training examples",
+    ("train", False): "training split, but this cell was not in the model's training sample: "
+    "it never saw this form",
+    ("train", None): "training split, but the reference file does not record whether this "
+    "model trained on this very cell",
+    ("dev", False): "held out (development split): the model never saw this word; this split "
+    "only tracked training",
+    ("test", False): "held out: the model never saw this word — this is the paper's test condition",
+    ("unseen", False): "not in our lexicon: there is no reference form to check the answer against",
+}
+TRANSLATION_MEANINGS = {
+    "train": "seen in training: this sentence and this translation were a training pair",
+    "dev": "held out (development split): the model never trained on this sentence",
+    "test": "held out: the model never saw this sentence — the condition of the BLEU table",
+    "unseen": "not in this model's corpus: it never saw this sentence; the translation beside "
+    f"it comes from corpus {SERVED_CORPUS}",
+}
+
+
+def reference_of(load: Load, name: str) -> Any:
+    """The reference file `name`, or None when `load` cannot serve it (the registry logs why,
+    and /readyz lists it): an answer without a verdict is still an answer."""
+    try:
+        return load(name)
+    except CheckpointError:
+        return None
+
+
+def inflection_reference(
+    load: Load, served: ServedSeq2Seq, request: InflectionInput, best: str
+) -> InflectionReference | None:
+    lexicon = reference_of(load, REFERENCES["inflection"])
+    if not isinstance(lexicon, InflectionLexicon):
+        return None
+    cell = lexicon.lookup(request.language, request.lemma, request.features)
+    seen: bool | None = False  # dev, test and unknown lemmas are never trained on
+    if cell.split == "train":
+        recorded = served.training_set in lexicon.training_sets
+        seen = served.training_set in cell.training_sets if recorded else None
+    return InflectionReference(
+        forms=None if cell.forms is None else list(cell.forms),
+        split=cell.split,
+        correct=None if cell.forms is None else matches_reference(best, cell.forms),
+        seen_in_training=seen,
+        meaning=INFLECTION_MEANINGS[(cell.split, seen)],
+    )
+
+
+def translation_reference(
+    load: Load, served: ServedSeq2Seq, text: str, best: str
+) -> TranslationReference | None:
+    """The served corpus's translation; a model trained on another corpus never saw the
+    sentence, whatever its split there."""
+    corpus = reference_of(load, REFERENCES["translation"])
+    found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
+    if found is None:
+        return None
+    split = found.split if (served.corpus or "v1") == SERVED_CORPUS else "unseen"
+    return TranslationReference(
+        text=found.text,
+        split=split,
+        correct=matches_reference(best, [found.text]),
+        meaning=TRANSLATION_MEANINGS[split],
+    )
+
+
+# --- decoding ----------------------------------------------------------------------------------
+
+
+def check_readable(translator: Translator, text: str) -> None:
+    """InvalidInput unless the source tokenizer turns `text` into known pieces."""
+    pieces = translator.source_sp.encode(text, out_type=str)
+    if not pieces:
+        raise InvalidInput(
+            "The sentence has nothing the model can read (only invisible or control "
+            "characters); type some words."
+        )
+    unknown = {
+        ch
+        for piece in pieces
+        if translator.source_sp.piece_to_id(piece) == UNK
+        for ch in piece.replace("▁", "")
+    }
+    if unknown:
+        raise InvalidInput(
+            "The sentence has characters the translation model never saw: "
+            f"{''.join(sorted(unknown))}; remove or replace them."
+        )
+
+
+def inflect(request: InflectionInput, load: Load, check: Check = None) -> InflectResponse:
+    served: ServedSeq2Seq = load(resolve("inflection", request.alpha)[1])
+    started = time.perf_counter()
+    alpha = request.inference_alpha
+    assert isinstance(served.runner, Inflector)
+    trace = served.runner.inflect(
+        request.lemma, request.language, request.features, request.beam_width, alpha, alpha, check
+    )
+    reference = inflection_reference(load, served, request, trace.hypotheses[0].text)
+    return InflectResponse(
+        **dict(trace),
+        task="inflection",
+        model=model_info(served, alpha),
+        server_ms=round((time.perf_counter() - started) * 1000, 2),
+        reference=reference,
+    )
+
+
+def translate(request: TranslationInput, load: Load, check: Check = None) -> TranslateResponse:
+    served: ServedSeq2Seq = load(resolve("translation", request.alpha)[1])
+    started = time.perf_counter()
+    alpha = request.inference_alpha
+    assert isinstance(served.runner, Translator)
+    check_readable(served.runner, request.text)
+    trace = served.runner.translate(request.text, request.beam_width, alpha, alpha, check)
+    reference = translation_reference(load, served, request.text, trace.hypotheses[0].text)
+    return TranslateResponse(
+        **dict(trace),
+        task="translation",
+        model=model_info(served, alpha),
+        server_ms=round((time.perf_counter() - started) * 1000, 2),
+        reference=reference,
+    )
+
+
+def run(
+    request: InflectionInput | TranslationInput, load: Load, check: Check = None
+) -> InflectResponse | TranslateResponse:
+    """The family's one entry point, for the JSON API, the fragments and the page's first
+    figure alike. Raises InvalidInput (a sentence for the reader) or whatever `load`
+    raises for a checkpoint it cannot serve; `check` is called between decoding steps and
+    raises to stop the decode."""
+    if hasattr(request, "lemma"):
+        return inflect(request, load, check)  # type: ignore[arg-type]
+    return translate(request, load, check)  # type: ignore[arg-type]
