@@ -27,6 +27,7 @@ from app.limits import (
     RateLimit,
     RateLimiter,
     limit_malloc_arenas,
+    release_free_memory,
 )
 from app.observability import AccessLog, configure_logging, install_metrics
 from app.security import SecurityHeaders, allow_cross_origin
@@ -106,6 +107,7 @@ async def warm_up(app: FastAPI, settings: ServingSettings, *large_files: Precomp
     for large_file in large_files:
         await run_in_threadpool(large_file.gzipped)
     freeze_start_up_objects()
+    release_free_memory()  # what parsing the checkpoints and reference files left behind
 
 
 def freeze_start_up_objects() -> None:
