@@ -1,12 +1,12 @@
 """Bounded work per model request: what a call costs, how much model work a worker runs at
 once, how long a call may compute, and stopping when the reader has gone.
 
-A route that runs a model takes `budget: Annotated[Budget, Depends(compute_budget(schema,
-cost))]` and runs the model inside `stops_answered(budget)`, passing `budget.check` down:
+A route that runs a model takes `budget: Annotated[Budget, Depends(compute_budget(schema))]` and
+runs the model inside `stops_answered(budget)`, passing `budget.check` down:
 
-- `cost` prices the request in rate-limit tokens by its size, about 40 ms of compute each (a
-  beam-16 translation of 200 characters costs 32, 256 samples over 100 points 81, a 5-point
-  greedy hull 1); the client's rate limit is charged that much;
+- the request's `cost()` (a PricedRequest) prices it in rate-limit tokens by its size, about
+  40 ms of compute each (a beam-16 translation of 200 characters costs 32, 256 samples over 100
+  points 81, a 5-point greedy hull 1); the client's rate limit is charged that much;
 - the worker's `ComputeGate` holds at most `compute_capacity` tokens of work in flight; a call
   that does not fit gets 503 with `Retry-After` on the event loop at once, never queued and
   never given a thread, so a storm cannot pile up memory or latency, while light calls from
@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from fastapi import HTTPException, Request
 from pydantic import BaseModel
@@ -112,20 +112,34 @@ class ComputeGate:
                 release_free_memory()
 
 
-RequestT = TypeVar("RequestT", bound=BaseModel)
+class PricedRequest(BaseModel):
+    """A request that knows its price: `cost()` is its tokens (about 40 ms of one core each),
+    computed from the validated fields. Every route that runs a model takes one."""
+
+    def cost(self) -> int:
+        raise NotImplementedError
+
+
+RequestT = TypeVar("RequestT", bound=PricedRequest)
+Source = Literal["body", "query"]
 
 
 def compute_budget(
-    schema: type[RequestT], cost: Callable[[RequestT], int]
+    schema: type[RequestT], source: Source = "body"
 ) -> Callable[[Request], AsyncIterator[Budget]]:
-    """A FastAPI dependency for a route whose body is `schema`, run on the event loop before
-    the route gets a thread: it prices the request with `cost`, charges the client's rate
-    limit, takes that many tokens in the worker's gate (refusals are answered at once and cost
-    no thread), and yields a fresh budget with a watcher that sets `client_gone` when the
-    server reports the client's disconnect."""
+    """A FastAPI dependency for a route that takes `schema` from the JSON body or the query
+    string, run on the event loop before the route gets a thread: it prices the request with
+    its `cost()`, charges the client's rate limit, takes that many tokens in the worker's gate
+    (refusals are answered at once and cost no thread), and yields a fresh budget with a
+    watcher that sets `client_gone` when the server reports the client's disconnect."""
 
     async def price(request: Request) -> int:
-        return _price(schema, cost, await request.body())
+        try:
+            if source == "body":
+                return schema.model_validate_json(await request.body()).cost()
+            return schema.model_validate(dict(request.query_params)).cost()
+        except ValueError:  # FastAPI answers it with a 422 right after the dependencies
+            return 1
 
     return priced_budget(price)
 
@@ -133,8 +147,7 @@ def compute_budget(
 def priced_budget(
     price: Callable[[Request], Awaitable[int]],
 ) -> Callable[[Request], AsyncIterator[Budget]]:
-    """`compute_budget` for a route that prices its request itself (a GET that carries its
-    state in the query string, say): `price` returns the request's tokens."""
+    """`compute_budget` with the request's tokens from `price`."""
 
     async def dependency(request: Request) -> AsyncIterator[Budget]:
         tokens = await price(request)
@@ -149,15 +162,6 @@ def priced_budget(
                 watcher.cancel()
 
     return dependency
-
-
-def _price(schema: type[RequestT], cost: Callable[[RequestT], int], body: bytes) -> int:
-    """The request's cost in tokens; 1 for a body that does not validate (FastAPI answers it
-    with a 422 right after the dependencies)."""
-    try:
-        return cost(schema.model_validate_json(body))
-    except ValueError:
-        return 1
 
 
 def _charge(request: Request, tokens: int) -> None:

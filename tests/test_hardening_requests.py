@@ -33,11 +33,10 @@ from app.compute import (
     Budget,
     ComputeGate,
     ComputeStopped,
-    compute_budget,
     pointer_cost,
+    priced_budget,
     text_cost,
 )
-from app.entmax.requests import EntmaxRequest
 from app.main import create_app
 from app.registry import public_reason
 from app.serve import build_config
@@ -477,7 +476,10 @@ def test_budget_stops_when_the_client_disconnects() -> None:
         app.state.compute_gate = ComputeGate(1)
         app.state.rate_limiter = None
         request = Request({"type": "http", "app": app, "headers": []}, receive)
-        budgets = compute_budget(EntmaxRequest, lambda body: 1)(request)
+        async def one_token(request: Request) -> int:
+            return 1
+
+        budgets = priced_budget(one_token)(request)
         budget = await budgets.__anext__()
         await asyncio.sleep(0.05)
         with pytest.raises(StopAsyncIteration):

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.compute import PricedRequest, pointer_cost
 from app.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.pointer import MAX_SAMPLES
 from models.pointer_run import (  # the responses are the family's trace, declared once
@@ -27,6 +28,7 @@ from models.pointer_run import (  # the responses are the family's trace, declar
     TspReference,
     TspResponse,
     checkpoints,
+    hypotheses,
 )
 
 __all__ = [
@@ -58,7 +60,7 @@ POINT_ALPHAS = sorted(set(checkpoints("hull")) | set(checkpoints("tsp")))
 VALUE_ALPHAS = sorted(checkpoints("sort"))
 
 
-class PointerDecodeOptions(BaseModel):
+class PointerDecodeOptions(PricedRequest):
     model_config = ConfigDict(extra="forbid")
 
     decoder: Literal["greedy", "beam", "sample"] = Field(
@@ -97,6 +99,10 @@ class PointerDecodeOptions(BaseModel):
         examples=[1],
     )
 
+    def hypotheses(self) -> int:
+        """How many outputs the decoder carries at once: its share of the price."""
+        return hypotheses(self.decoder, self.beam_width, self.samples)
+
 
 class PointsRequest(PointerDecodeOptions):
     alpha: float | None = Field(
@@ -127,6 +133,9 @@ class PointsRequest(PointerDecodeOptions):
             first_seen[point] = i
         return points
 
+    def cost(self) -> int:
+        return pointer_cost(len(self.points), self.hypotheses())
+
 
 class ValuesRequest(PointerDecodeOptions):
     alpha: float | None = Field(
@@ -143,6 +152,9 @@ class ValuesRequest(PointerDecodeOptions):
         description="numbers to sort; ties are allowed",
         examples=[[0.62, 0.15, 0.87, 0.4, 0.05]],
     )
+
+    def cost(self) -> int:
+        return pointer_cost(len(self.values), self.hypotheses())
 
 
 class VariantInfo(BaseModel):

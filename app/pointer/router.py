@@ -32,7 +32,6 @@ from app.pointer.url_state import BoardState, address, board_state
 from app.pointer.views import result_context
 from app.responses import page_url, respond
 from models.errors import InvalidInput
-from models.pointer_run import hypotheses
 
 router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
 
@@ -51,14 +50,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 BoardKey = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
 
 
-def request_cost(body: PointsRequest | ValuesRequest) -> int:
-    """Rate-limit tokens and gate share: inputs × the hypotheses the decoder carries."""
-    inputs = len(body.points) if isinstance(body, PointsRequest) else len(body.values)
-    return pointer_cost(inputs, hypotheses(body.decoder, body.beam_width, body.samples))
-
-
-PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest, request_cost))]
-ValuesBudget = Annotated[Budget, Depends(compute_budget(ValuesRequest, request_cost))]
+PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest))]
+ValuesBudget = Annotated[Budget, Depends(compute_budget(ValuesRequest))]
 
 
 def answer(

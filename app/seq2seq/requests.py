@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.compute import PricedRequest, text_cost
 from app.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.seq2seq_run import (  # the Trace the API answers, declared with the family's run
     DEFAULT_ALPHA,
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class Seq2SeqDecodeOptions(BaseModel):
+class Seq2SeqDecodeOptions(PricedRequest):
     model_config = ConfigDict(extra="forbid")
 
     # strict: JSON numbers only; `true` or "1.5" is a wrong type, not a number to coerce.
@@ -90,6 +91,10 @@ class InflectRequest(Seq2SeqDecodeOptions):
             raise ValueError("The lemma must be one word, without spaces.")
         return lemma
 
+    def cost(self) -> int:
+        """Characters × beam width: the source length bounds the output's."""
+        return text_cost(len(self.lemma), self.beam_width)
+
 
 class TranslateRequest(Seq2SeqDecodeOptions):
     text: str = Field(
@@ -110,6 +115,9 @@ class TranslateRequest(Seq2SeqDecodeOptions):
                 "characters."
             )
         return text
+
+    def cost(self) -> int:
+        return text_cost(len(self.text), self.beam_width)
 
 
 class ModelOption(BaseModel):

@@ -42,14 +42,8 @@ from models.seq2seq_run import run
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
 
-def request_cost(payload: InflectRequest | TranslateRequest) -> int:
-    """Rate-limit tokens and gate share: characters × beam width."""
-    text = payload.text if isinstance(payload, TranslateRequest) else payload.lemma
-    return text_cost(len(text), payload.beam_width)
-
-
-InflectBudget = Annotated[Budget, Depends(compute_budget(InflectRequest, request_cost))]
-TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest, request_cost))]
+InflectBudget = Annotated[Budget, Depends(compute_budget(InflectRequest))]
+TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest))]
 
 ERRORS = {
     422: {"description": "A sentence saying what to change in the request"},
