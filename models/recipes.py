@@ -368,7 +368,7 @@ RECIPES: dict[str, Callable[[], Recipe]] = {
     # pointer-tsp continued by REINFORCE on tour length:
     # `--init-from checkpoints/pointer-tsp.safetensors`. Measured (session 11): greedy gap at
     # n = 20 on the 1,000 test instances +2.10% -> +1.95%, n = 50 mean 6.167 -> 6.128, beam 8
-    # (first 200) +1.48% -> +1.58%; not served (see checkpoints/resume/README.md)
+    # (first 200) +1.48% -> +1.58%; not served (see docs/training-notes.md)
     "pointer-tsp-rl": lambda: PointerRecipe(
         "pointer-tsp-rl",
         "tsp",
