@@ -1,0 +1,292 @@
+"""The attention model of Kool, van Hoof and Welling (ICLR 2019), "Attention, Learn to Solve
+Routing Problems!", for the planar TSP, readable top to bottom.
+
+Encoder: a linear embedding of each city's coordinates, h⁽⁰⁾_i = W x_i + b, then N = 3 layers of
+
+    ĥ_i = BN(h_i + MHA_i(h_1, …, h_n)),    h'_i = BN(ĥ_i + FF(ĥ_i))
+
+(8 heads, d = 128, FF with one ReLU hidden layer of 512). No positional information enters, so
+the embeddings are a function of the *set* of cities: listing them in another order permutes
+the embeddings and changes nothing else. The graph embedding is their mean, h̄ = (1/n) Σ_i h_i.
+
+Decoder, at step t, with π_1 the first and π_{t-1} the last city visited so far:
+
+    context      h_(c) = [h̄ ; h_{π_1} ; h_{π_{t-1}}]       (learned v^f, v^l at t = 1)
+    glimpse      q = W_Q h_(c),  one 8-head attention over the unvisited cities → h'_(c)
+    compatibility u_j = C · tanh( (W_Q' h'_(c))ᵀ (W_K' h_j) / √d ),  C = 10,  −∞ if visited
+    policy       p(π_t = j | s, π_<t) = softmax(u)_j
+
+Keys and values depend only on the cities, so they are computed once per instance
+(`precompute`) and every decoding step is a few small matrix products — the paper's trick that
+makes a step O(n) instead of re-encoding.
+
+Decoders: `decode(..., "greedy")`, `decode(..., "sample")`, and `symmetric`: greedy from every
+start city over the 8 rotations/reflections of the unit square, keeping the shortest tour
+(beyond the paper; the multi-start idea of POMO, Kwon et al. 2020).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Config:
+    embed_dim: int = 128  # d
+    heads: int = 8
+    layers: int = 3  # N
+    ff_hidden: int = 512
+    tanh_clip: float = 10.0  # C
+
+    def __post_init__(self) -> None:
+        if self.embed_dim % self.heads:
+            raise ValueError(f"embed_dim {self.embed_dim} must be divisible by heads {self.heads}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _uniform_(weight: torch.Tensor, fan: int) -> None:
+    """The reference implementation's init, U(−1/√fan, 1/√fan)."""
+    bound = 1.0 / math.sqrt(fan)
+    nn.init.uniform_(weight, -bound, bound)
+
+
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, n, d) -> (B, heads, n, d / heads)"""
+    return x.view(*x.shape[:-1], heads, x.shape[-1] // heads).transpose(-3, -2)
+
+
+class MultiHeadAttention(nn.Module):
+    """MHA(q, h) = Σ_m W^O_m softmax(Q_m K_mᵀ / √d_k) V_m, with d_k = d / heads.
+
+    Keeps the last attention weights it computed when `keep` is set, so a figure can show them
+    without a second pass."""
+
+    def __init__(self, d: int, heads: int) -> None:
+        super().__init__()
+        self.heads, self.d_k = heads, d // heads
+        self.query, self.key, self.value = (nn.Linear(d, d, bias=False) for _ in range(3))
+        self.out = nn.Linear(d, d, bias=False)
+        for proj in (self.query, self.key, self.value):
+            _uniform_(proj.weight, self.d_k)
+        _uniform_(self.out.weight, d)
+        self.keep = False
+        self.weights: torch.Tensor | None = None  # (B, heads, n, n) when kept
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        q, k, v = (split_heads(proj(h), self.heads) for proj in (self.query, self.key, self.value))
+        weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d_k), dim=-1)
+        self.weights = weights.detach() if self.keep else None
+        heads = (weights @ v).transpose(-3, -2).reshape(h.shape)  # (B, n, d)
+        return self.out(heads)
+
+
+class BatchNorm(nn.BatchNorm1d):
+    """Batch norm over the feature axis of (B, n, d): every city of every instance is a sample."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.reshape(-1, x.shape[-1])).view(x.shape)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: Config) -> None:
+        super().__init__()
+        d = config.embed_dim
+        self.attention = MultiHeadAttention(d, config.heads)
+        self.norm1, self.norm2 = BatchNorm(d), BatchNorm(d)
+        self.ff = nn.Sequential(
+            nn.Linear(d, config.ff_hidden), nn.ReLU(), nn.Linear(config.ff_hidden, d)
+        )
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(h + self.attention(h))
+        return self.norm2(h + self.ff(h))
+
+
+@dataclass
+class Precomputed:
+    """What the decoder needs from the encoder, computed once per instance."""
+
+    embeddings: torch.Tensor  # (B, n, d)
+    fixed_query: torch.Tensor  # (B, d): the graph embedding's part of the glimpse query
+    glimpse_key: torch.Tensor  # (B, heads, n, d_k)
+    glimpse_value: torch.Tensor  # (B, heads, n, d_k)
+    logit_key: torch.Tensor  # (B, n, d)
+
+    def rows(self, index: torch.Tensor) -> Precomputed:
+        """The same tensors for instances `index` (R,), e.g. each instance once per start city."""
+        return Precomputed(*(t[index] for t in vars(self).values()))
+
+
+@dataclass
+class Decoded:
+    tours: torch.Tensor  # (B, n) city indices
+    lengths: torch.Tensor  # (B,) closed-tour lengths
+    log_probs: torch.Tensor  # (B,) log p(tour); carries the gradient when sampled in training
+    step_probs: torch.Tensor | None = None  # (B, n, n): the distribution each step chose from
+
+
+class AttentionModel(nn.Module):
+    def __init__(self, config: Config | None = None) -> None:
+        super().__init__()
+        self.config = config = config or Config()
+        d = config.embed_dim
+        self.embed = nn.Linear(2, d)
+        self.encoder = nn.ModuleList(EncoderLayer(config) for _ in range(config.layers))
+        # v^f and v^l: stand-ins for the first and last city before any is chosen
+        self.placeholder = nn.Parameter(torch.empty(2 * d).uniform_(-1, 1))
+        self.project_graph = nn.Linear(d, d, bias=False)
+        self.project_step = nn.Linear(2 * d, d, bias=False)  # [h_first; h_last] part of the query
+        self.project_nodes = nn.Linear(d, 3 * d, bias=False)  # glimpse key, value; logit key
+        self.project_glimpse = nn.Linear(d, d, bias=False)  # W^O of the glimpse heads
+
+    def encode(self, points: torch.Tensor) -> torch.Tensor:
+        """Cities (B, n, 2) -> node embeddings (B, n, d)."""
+        h = self.embed(points)
+        for layer in self.encoder:
+            h = layer(h)
+        return h
+
+    def keep_attention(self, keep: bool = True) -> None:
+        """Make each encoder layer keep its attention weights (`encoder[l].attention.weights`)."""
+        for layer in self.encoder:
+            layer.attention.keep = keep
+
+    def precompute(self, embeddings: torch.Tensor) -> Precomputed:
+        heads = self.config.heads
+        glimpse_key, glimpse_value, logit_key = self.project_nodes(embeddings).chunk(3, dim=-1)
+        return Precomputed(
+            embeddings=embeddings,
+            fixed_query=self.project_graph(embeddings.mean(dim=1)),
+            glimpse_key=split_heads(glimpse_key, heads),
+            glimpse_value=split_heads(glimpse_value, heads),
+            logit_key=logit_key,
+        )
+
+    def step_log_probs(
+        self,
+        pre: Precomputed,
+        first: torch.Tensor | None,
+        last: torch.Tensor | None,
+        visited: torch.Tensor,
+    ) -> torch.Tensor:
+        """log p(next city) (B, n) given the first and last city so far (B,) and visited (B, n)."""
+        batch, n, d = pre.embeddings.shape
+        if first is None:
+            step_context = self.placeholder.expand(batch, 2 * d)
+        else:
+            rows = torch.arange(batch)
+            step_context = torch.cat(
+                [pre.embeddings[rows, first], pre.embeddings[rows, last]], dim=-1
+            )
+        query = pre.fixed_query + self.project_step(step_context)  # (B, d)
+        heads, d_k = pre.glimpse_key.shape[1], pre.glimpse_key.shape[-1]
+        q = query.view(batch, heads, 1, d_k)
+        compat = q @ pre.glimpse_key.transpose(-1, -2) / math.sqrt(d_k)  # (B, heads, 1, n)
+        compat = compat.masked_fill(visited[:, None, None, :], float("-inf"))
+        glimpse = (torch.softmax(compat, dim=-1) @ pre.glimpse_value).reshape(batch, d)
+        glimpse = self.project_glimpse(glimpse)  # (B, d)
+        logits = (pre.logit_key @ glimpse[:, :, None]).squeeze(-1) / math.sqrt(d)  # (B, n)
+        logits = self.config.tanh_clip * torch.tanh(logits)
+        return torch.log_softmax(logits.masked_fill(visited, float("-inf")), dim=-1)
+
+    def decode(
+        self,
+        points: torch.Tensor,
+        mode: str = "greedy",
+        *,
+        start: torch.Tensor | None = None,
+        generator: torch.Generator | None = None,
+        record: bool = False,
+        pre: Precomputed | None = None,
+    ) -> Decoded:
+        """Build one tour per instance of `points` (B, n, 2), greedily or by sampling.
+
+        `start` (B,) forces the first city; `pre` reuses an encoding (rows matching `points`).
+        """
+        if mode not in ("greedy", "sample"):
+            raise ValueError(f"mode must be 'greedy' or 'sample', got {mode!r}")
+        pre = pre or self.precompute(self.encode(points))
+        batch, n, _ = pre.embeddings.shape
+        visited = torch.zeros(batch, n, dtype=torch.bool)
+        first = last = None
+        chosen, log_prob, probs = [], points.new_zeros(batch), []
+        for t in range(n):
+            step = self.step_log_probs(pre, first, last, visited)  # (B, n)
+            if t == 0 and start is not None:
+                city = start
+            elif mode == "greedy":
+                city = step.argmax(dim=-1)
+            else:
+                city = torch.multinomial(step.exp(), 1, generator=generator).squeeze(-1)
+            log_prob = log_prob + step.gather(1, city[:, None]).squeeze(-1)
+            if record:
+                probs.append(step.exp().detach())
+            visited = visited.scatter(1, city[:, None], True)
+            first = city if first is None else first
+            last = city
+            chosen.append(city)
+        tours = torch.stack(chosen, dim=1)
+        step_probs = torch.stack(probs, dim=1) if record else None
+        return Decoded(tours, tour_lengths(points, tours), log_prob, step_probs)
+
+
+def tour_lengths(points: torch.Tensor, tours: torch.Tensor) -> torch.Tensor:
+    """Closed-tour lengths (B,) of tours (B, n) through points (B, n, 2)."""
+    ordered = points.gather(1, tours[..., None].expand(*tours.shape, 2))  # (B, n, 2)
+    return (ordered - ordered.roll(-1, dims=1)).norm(dim=-1).sum(dim=1)
+
+
+def square_symmetries(points: torch.Tensor) -> torch.Tensor:
+    """The 8 images (8, B, n, 2) of cities in the unit square under its rotations and
+    reflections: optionally swap x and y, then optionally mirror each axis. All preserve
+    distances, so a tour has the same length in every image; the identity comes first."""
+    images = []
+    for swap in (False, True):
+        p = points.flip(-1) if swap else points
+        for mirror_x in (False, True):
+            for mirror_y in (False, True):
+                x = 1 - p[..., 0] if mirror_x else p[..., 0]
+                y = 1 - p[..., 1] if mirror_y else p[..., 1]
+                images.append(torch.stack([x, y], dim=-1))
+    return torch.stack(images)
+
+
+def symmetric(model: AttentionModel, points: torch.Tensor, chunk: int = 8192) -> Decoded:
+    """Greedy from every start city in each of the 8 images of the instance; the shortest tour.
+
+    8·n greedy rollouts per instance, decoded together in rows of at most `chunk` (each row one
+    (image, start) pair); lengths are measured on the original cities. `log_probs` is that of
+    the chosen rollout, with its forced first city.
+    """
+    batch, n, _ = points.shape
+    images = square_symmetries(points).reshape(8 * batch, n, 2)  # row i·B + b: image i of b
+    pre = model.precompute(model.encode(images))
+    rows = torch.arange(8 * batch).repeat_interleave(n)  # (8·B·n,) row of the image
+    starts = torch.arange(n).repeat(8 * batch)  # (8·B·n,)
+    tours, log_probs = [], []
+    for lo in range(0, len(rows), chunk):
+        r, s = rows[lo : lo + chunk], starts[lo : lo + chunk]
+        out = model.decode(images[r], start=s, pre=pre.rows(r))
+        tours.append(out.tours)
+        log_probs.append(out.log_probs)
+    tours = torch.cat(tours).view(8, batch, n, n).transpose(0, 1).reshape(batch, 8 * n, n)
+    log_probs = torch.cat(log_probs).view(8, batch, n).transpose(0, 1).reshape(batch, 8 * n)
+    lengths = tour_lengths(points.repeat_interleave(8 * n, dim=0), tours.reshape(-1, n))
+    best = lengths.view(batch, 8 * n).argmin(dim=1)  # (B,)
+    pick = torch.arange(batch)
+    return Decoded(tours[pick, best], lengths.view(batch, 8 * n)[pick, best], log_probs[pick, best])
+
+
+def load_safetensors(path: str, config: dict) -> AttentionModel:
+    """A model in eval mode from exported weights and the config dict stored beside them."""
+    from safetensors.torch import load_file
+
+    model = AttentionModel(Config(**config))
+    model.load_state_dict(load_file(path))
+    return model.eval()

@@ -1,0 +1,462 @@
+"""REINFORCE with the greedy-rollout baseline (Kool, van Hoof and Welling 2019, Algorithm 1),
+for the attention model of `models.attention_routing`, scaled to one CPU thread.
+
+The gradient of the expected tour length L(π) is estimated from sampled tours,
+
+    ∇L(θ) ≈ (1/B) Σ_i (L(π_i) − b(s_i)) ∇ log p_θ(π_i | s_i),
+
+where the baseline b(s) is the length of the *greedy* tour of a frozen copy of the policy on
+the same instance: an instance that is hard for both costs no more than one that is easy for
+both, so the estimate has low variance without a learned critic. At the end of each epoch the
+candidate and the baseline policy decode a fixed evaluation set greedily; the baseline takes
+the candidate's weights only if the candidate is better under a one-sided paired t-test at
+α = 5 %, and then a new evaluation set is drawn (so the test does not overfit one set).
+As in the paper, the first epoch uses an exponential moving average of the batch cost
+(β = 0.8) as the baseline instead, since a random policy's greedy tours are no useful yardstick.
+
+Scaled down from the paper (batch 512, 2,500 steps an epoch, 100 epochs): the defaults here are
+the schedule measured for one CPU thread (see `TrainConfig`); everything else is the paper's
+(Adam, lr 10⁻⁴, gradient norm clipped at 1, 10,000 baseline-evaluation instances, α = 5 %).
+
+Data: cities uniform in the unit square from seeded torch Generators; batch k (and the sampling
+of its tours) depends only on (seed, n, k), so a resumed run replays nothing and continues
+exactly. The full state is saved atomically to data/attention-routing/<run>/state.pt every few
+minutes, at each epoch end and on SIGTERM; the learning curve goes to curve.json beside it.
+
+    python -m models.attention_routing_train --n 20 --run tsp20           # start
+    python -m models.attention_routing_train --n 20 --run tsp20 --resume  # continue
+    python -m models.attention_routing_train --reference --n 20           # optimal reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.stats import ttest_rel
+
+from models.attention_routing import AttentionModel, Config
+
+RUN_DIR = Path("data/attention-routing")
+STREAMS = {"train": 1, "baseline-eval": 2, "curve": 3}  # independent instance streams
+
+
+@dataclass
+class TrainConfig:
+    n: int = 20
+    # one thread does ~300 TSP20 instances/s (sample + baseline rollout + backward) on an idle
+    # core and ~140/s on a shared one, so 256 × 500 steps is an epoch of 7–15 minutes and the
+    # baseline can be replaced several times an hour
+    batch_size: int = 256
+    epoch_steps: int = 500
+    epochs: int = 100
+    lr: float = 1e-4
+    max_grad_norm: float = 1.0
+    seed: int = 1234
+    baseline_eval_count: int = 10_000
+    alpha: float = 0.05  # one-sided paired t-test level for replacing the baseline
+    warmup_epochs: int = 1  # epochs with the moving-average baseline
+    ema_beta: float = 0.8
+    curve_count: int = 1000  # fixed validation set for the learning curve
+    validate_every: int = 125  # steps between curve points within an epoch
+    save_every_s: float = 300.0
+
+
+def stream_generator(stream: str, *keys: int) -> torch.Generator:
+    """A torch Generator for one instance stream, seeded from (stream, *keys)."""
+    state = np.random.SeedSequence([STREAMS[stream], *keys]).generate_state(1, dtype=np.uint64)
+    return torch.Generator().manual_seed(int(state[0]))
+
+
+def random_cities(generator: torch.Generator, count: int, n: int) -> torch.Tensor:
+    """Cities uniform in the unit square (count, n, 2)."""
+    return torch.rand(count, n, 2, generator=generator)
+
+
+def curve_set(n: int, count: int) -> torch.Tensor:
+    """The fixed validation cities of the learning curve; the same for every run at this n."""
+    return random_cities(stream_generator("curve", n, count), count, n)
+
+
+@torch.inference_mode()
+def greedy_lengths(model: AttentionModel, points: torch.Tensor, chunk: int = 2000) -> torch.Tensor:
+    """Greedy tour lengths (count,) in eval mode (batch norm from running statistics)."""
+    was_training = model.training
+    model.eval()
+    lengths = torch.cat(
+        [model.decode(points[i : i + chunk]).lengths for i in range(0, len(points), chunk)]
+    )
+    model.train(was_training)
+    return lengths
+
+
+def atomic_write(path: Path, write) -> None:
+    """Write through a temporary file and rename it, so a crash never leaves half a file. The
+    temporary name keeps the suffix (numpy would otherwise append its own)."""
+    tmp = path.with_name(f".{path.name}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+# --- the optimal reference of the curve set --------------------------------------------------
+
+
+def reference_path(n: int, count: int) -> Path:
+    return RUN_DIR / f"reference-tsp{n}-{count}.npz"
+
+
+def compute_reference(n: int, count: int, chunk: int = 8) -> Path:
+    """Optimal (Held–Karp, n ≤ 20) or OR-Tools tours of the curve set, cached under data/.
+
+    Held–Karp takes about a second per TSP20 instance on an idle core, so the tours found so
+    far are kept in a partial file after every chunk, and a rerun continues from it."""
+    from models.tasks.tsp import held_karp_batch, ortools_tour, tour_length
+
+    points = curve_set(n, count).double().numpy()
+    exact = n <= 20
+    path = reference_path(n, count)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial.npy")
+    tours = list(np.load(partial)) if partial.exists() else []
+    start = time.time()
+    for lo in range(len(tours), count, chunk):
+        batch = points[lo : lo + chunk]
+        tours.extend(held_karp_batch(batch) if exact else [ortools_tour(p, 2000) for p in batch])
+        atomic_write(partial, lambda p: np.save(p, np.array(tours)))
+        print(f"reference {len(tours)}/{count}  {time.time() - start:.0f} s", flush=True)
+    lengths = np.array([tour_length(p, t) for p, t in zip(points, tours, strict=True)])
+    method = "held-karp (exact)" if exact else "or-tools guided local search, 2 s"
+    atomic_write(
+        path,
+        lambda p: np.savez(p.open("wb"), tours=np.array(tours), lengths=lengths, method=method),
+    )
+    partial.unlink()
+    print(f"mean optimal length {lengths.mean():.4f} ({method}) -> {path}", flush=True)
+    return path
+
+
+def load_reference(n: int, count: int) -> np.ndarray | None:
+    path = reference_path(n, count)
+    return np.load(path)["lengths"] if path.exists() else None
+
+
+# --- training --------------------------------------------------------------------------------
+
+
+class Trainer:
+    """The run's whole state, one REINFORCE step at a time; `state_dict` resumes it exactly."""
+
+    def __init__(
+        self, config: TrainConfig, run_dir: Path, model_config: Config | None = None
+    ) -> None:
+        self.config, self.run_dir = config, run_dir
+        torch.manual_seed(config.seed)  # the initial weights
+        self.model = AttentionModel(model_config)
+        self.baseline = self.frozen_copy()
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.step = self.epoch = self.baseline_updates = 0
+        self.ema: float | None = None  # warm-up baseline
+        self.baseline_values: torch.Tensor | None = None  # baseline's greedy lengths on its set
+        self.curve: list[dict] = []
+        self.wall_s = 0.0
+        self.since_point = [0.0, 0]  # sum of sampled costs, steps, since the last curve point
+        self.since_epoch = [0.0, 0]
+        self.reference: np.ndarray | None = None
+        self.curve_points = curve_set(config.n, config.curve_count)
+
+    def frozen_copy(self) -> AttentionModel:
+        baseline = copy.deepcopy(self.model).eval()
+        baseline.requires_grad_(False)
+        return baseline
+
+    def batch(self, step: int) -> tuple[torch.Tensor, torch.Generator]:
+        """Batch `step`'s cities and the generator its tours are then sampled with."""
+        generator = stream_generator("train", self.config.seed, self.config.n, step)
+        return random_cities(generator, self.config.batch_size, self.config.n), generator
+
+    def baseline_eval_set(self) -> torch.Tensor:
+        generator = stream_generator(
+            "baseline-eval", self.config.seed, self.config.n, self.baseline_updates
+        )
+        return random_cities(generator, self.config.baseline_eval_count, self.config.n)
+
+    def baseline_cost(self, points: torch.Tensor, cost: torch.Tensor) -> torch.Tensor:
+        """b(s) per instance (B,): the moving average in warm-up, else the baseline's greedy
+        tour of the same instance."""
+        if self.epoch < self.config.warmup_epochs:
+            mean = float(cost.mean())
+            beta = self.config.ema_beta
+            self.ema = mean if self.ema is None else beta * self.ema + (1 - beta) * mean
+            return torch.full_like(cost, self.ema)
+        with torch.inference_mode():
+            return self.baseline.decode(points).lengths
+
+    def train_step(self) -> dict:
+        points, generator = self.batch(self.step)
+        self.model.train()
+        out = self.model.decode(points, "sample", generator=generator)
+        cost = out.lengths.detach()  # (B,)
+        advantage = cost - self.baseline_cost(points, cost)
+        loss = (advantage * out.log_probs).mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), self.config.max_grad_norm
+        )
+        self.optimizer.step()
+        self.step += 1
+        for acc in (self.since_point, self.since_epoch):
+            acc[0] += float(cost.mean())
+            acc[1] += 1
+        return {
+            "cost": float(cost.mean()),
+            "loss": float(loss.detach()),
+            "grad_norm": float(grad_norm),
+        }
+
+    def update_baseline(self) -> dict:
+        """End of epoch: replace the baseline if the candidate is significantly better."""
+        points = self.baseline_eval_set()
+        if self.baseline_values is None:
+            self.baseline_values = greedy_lengths(self.baseline, points)
+        candidate = greedy_lengths(self.model, points)
+        result = {
+            "candidate_mean": float(candidate.mean()),
+            "baseline_mean": float(self.baseline_values.mean()),
+            "p_value": None,
+            "updated": False,
+        }
+        if result["candidate_mean"] < result["baseline_mean"]:
+            test = ttest_rel(candidate.numpy(), self.baseline_values.numpy(), alternative="less")
+            result["p_value"] = float(test.pvalue)
+            if test.pvalue < self.config.alpha:
+                self.baseline = self.frozen_copy()
+                self.baseline_updates += 1
+                self.baseline_values = greedy_lengths(self.baseline, self.baseline_eval_set())
+                result["updated"] = True
+        result["updates"] = self.baseline_updates
+        return result
+
+    def curve_point(self, epoch_end: bool, wall_s: float) -> dict:
+        lengths = greedy_lengths(self.model, self.curve_points)
+        total, steps = self.since_point
+        point = {
+            "step": self.step,
+            "epoch": self.epoch,
+            "epoch_end": epoch_end,
+            "wall_s": round(wall_s, 1),
+            "train_cost": round(total / steps, 5) if steps else None,
+            "val_greedy": round(float(lengths.mean()), 5),
+            "val_gap_pct": None,
+        }
+        self.since_point = [0.0, 0]
+        if epoch_end:
+            total, steps = self.since_epoch
+            point["epoch_train_cost"] = round(total / steps, 5)
+            point["baseline"] = self.update_baseline()
+            self.since_epoch = [0.0, 0]
+        self.curve.append(point)
+        self.fill_gaps()
+        return point
+
+    def fill_gaps(self) -> None:
+        """Gap to the optimum of every curve point, once the reference is cached (it may be
+        computed while the run goes on)."""
+        if self.reference is None:
+            self.reference = load_reference(self.config.n, self.config.curve_count)
+        if self.reference is None:
+            return
+        optimum = float(self.reference.mean())
+        for point in self.curve:
+            if point["val_gap_pct"] is None:
+                point["val_gap_pct"] = round(100 * (point["val_greedy"] / optimum - 1), 3)
+                point["optimal_mean"] = round(optimum, 5)
+
+    def state_dict(self) -> dict:
+        return {
+            "train_config": asdict(self.config),
+            "model_config": self.model.config.to_dict(),
+            "model": self.model.state_dict(),
+            "baseline": self.baseline.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": self.step,
+            "epoch": self.epoch,
+            "baseline_updates": self.baseline_updates,
+            "baseline_values": self.baseline_values,
+            "ema": self.ema,
+            "curve": self.curve,
+            "wall_s": self.wall_s,
+            "since_point": self.since_point,
+            "since_epoch": self.since_epoch,
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.baseline.load_state_dict(state["baseline"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for key in (
+            "step",
+            "epoch",
+            "baseline_updates",
+            "baseline_values",
+            "ema",
+            "curve",
+            "wall_s",
+        ):
+            setattr(self, key, state[key])
+        self.since_point, self.since_epoch = list(state["since_point"]), list(state["since_epoch"])
+        torch.set_rng_state(state["torch_rng"])
+
+    @classmethod
+    def resume(cls, run_dir: Path, epochs: int | None = None) -> Trainer:
+        state = torch.load(run_dir / "state.pt", weights_only=False)
+        config = TrainConfig(**state["train_config"])
+        if epochs is not None:
+            config.epochs = epochs
+        trainer = cls(config, run_dir, Config(**state["model_config"]))
+        trainer.load_state_dict(state)
+        return trainer
+
+    def save(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        state = self.state_dict()
+        atomic_write(self.run_dir / "state.pt", lambda p: torch.save(state, p))
+        curve = {
+            "train_config": state["train_config"],
+            "model_config": state["model_config"],
+            "points": self.curve,
+        }
+        atomic_write(
+            self.run_dir / "curve.json", lambda p: p.write_text(json.dumps(curve, indent=1))
+        )
+
+    def log(self, info: dict, steps_per_s: float) -> None:
+        print(
+            f"step {self.step} epoch {self.epoch} cost {info['cost']:.4f} "
+            f"loss {info['loss']:+.4f} grad {info['grad_norm']:.3f} {steps_per_s:.2f} steps/s "
+            f"wall {self.wall_s / 60:.1f} min",
+            flush=True,
+        )
+
+    def run(self, max_hours: float | None = None, log_every: int = 50) -> None:
+        """Train until `epochs` are done, `max_hours` of this process pass, or SIGTERM."""
+        stop = []
+        signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+        started = last_save = last_log = time.time()
+        wall0, last_log_step = self.wall_s, self.step
+        while self.epoch < self.config.epochs and not stop:
+            info = self.train_step()
+            now = time.time()
+            self.wall_s = wall0 + now - started
+            if self.step % log_every == 0:
+                self.log(info, (self.step - last_log_step) / (now - last_log))
+                last_log, last_log_step = now, self.step
+            epoch_end = self.step % self.config.epoch_steps == 0
+            if epoch_end or self.step % self.config.validate_every == 0:
+                point = self.curve_point(epoch_end, self.wall_s)
+                print("curve", json.dumps(point), flush=True)
+                if epoch_end:
+                    self.epoch += 1
+            if epoch_end or now - last_save > self.config.save_every_s:
+                self.save()
+                last_save = now
+            if max_hours is not None and now - started > 3600 * max_hours:
+                break
+        self.save()
+        print(
+            f"stopped at step {self.step}, epoch {self.epoch}; state in {self.run_dir}", flush=True
+        )
+
+
+# --- export ----------------------------------------------------------------------------------
+
+
+def export_safetensors(state_path: str | Path, out_path: str | Path) -> dict:
+    """Write the trained policy's weights (not the baseline's) as safetensors; return the
+    config, schedule and metrics a manifest entry needs. Writes nothing else."""
+    from safetensors.torch import save_file
+
+    state = torch.load(state_path, weights_only=False)
+    weights = {k: v.contiguous() for k, v in state["model"].items()}
+    save_file(weights, str(out_path), metadata={"format": "papertrace-attention-routing"})
+    train = state["train_config"]
+    ends = [p for p in state["curve"] if p["epoch_end"]]
+    last = state["curve"][-1] if state["curve"] else {}
+    return {
+        "family": "attention-routing",
+        "task": f"tsp{train['n']}",
+        "config": state["model_config"],
+        "training": {
+            **train,
+            "steps": state["step"],
+            "epochs_done": state["epoch"],
+            "instances_seen": state["step"] * train["batch_size"],
+            "wall_s": round(state["wall_s"], 1),
+            "baseline_updates": state["baseline_updates"],
+            "baseline": "greedy rollout, paired t-test; moving average in the warm-up epochs",
+        },
+        "metrics": {
+            "val_count": train["curve_count"],
+            "val_greedy": last.get("val_greedy"),
+            "val_gap_pct": last.get("val_gap_pct"),
+        },
+        "curve": [{k: p[k] for k in ("step", "wall_s", "val_greedy", "val_gap_pct")} for p in ends],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--run", help="run name: state in data/attention-routing/<run>/")
+    parser.add_argument("--resume", action="store_true", help="continue the run from its state.pt")
+    parser.add_argument(
+        "--reference", action="store_true", help="compute the curve set's optimal tours"
+    )
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-hours", type=float)
+    defaults = TrainConfig()
+    for field in (
+        "batch_size",
+        "epoch_steps",
+        "epochs",
+        "lr",
+        "seed",
+        "baseline_eval_count",
+        "curve_count",
+        "validate_every",
+    ):
+        value = getattr(defaults, field)
+        parser.add_argument(
+            f"--{field.replace('_', '-')}", type=type(value), default=None, help=f"default {value}"
+        )
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    if args.reference:
+        compute_reference(args.n, args.curve_count or defaults.curve_count)
+        return
+    if not args.run:
+        parser.error("--run is required for training")
+    run_dir = RUN_DIR / args.run
+    if args.resume:
+        trainer = Trainer.resume(run_dir, args.epochs)
+        print(f"resumed {run_dir} at step {trainer.step}, epoch {trainer.epoch}", flush=True)
+    else:
+        if (run_dir / "state.pt").exists():
+            parser.error(f"{run_dir}/state.pt exists: pass --resume, or choose another --run")
+        chosen = {k: v for k, v in vars(args).items() if k in asdict(defaults) and v is not None}
+        trainer = Trainer(TrainConfig(**{**asdict(defaults), "n": args.n, **chosen}), run_dir)
+    print("config", json.dumps(asdict(trainer.config)), flush=True)
+    trainer.run(args.max_hours)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""The attention model (Kool et al. 2019) and its REINFORCE trainer: decoding gives valid tours,
+the model reads a set, the symmetries keep lengths, the symmetric decoder never loses to greedy,
+the baseline is replaced by the paper's rule, and a resumed run takes exactly the same step."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from models.attention_routing import (
+    AttentionModel,
+    Config,
+    load_safetensors,
+    square_symmetries,
+    symmetric,
+    tour_lengths,
+)
+from models.attention_routing_train import (
+    TrainConfig,
+    Trainer,
+    export_safetensors,
+    random_cities,
+    stream_generator,
+)
+
+TINY = Config(embed_dim=16, heads=2, layers=2, ff_hidden=32)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: a second intra-op thread only waits on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_model(seed: int = 0) -> AttentionModel:
+    torch.manual_seed(seed)
+    return AttentionModel(TINY).eval()
+
+
+def cities(count: int, n: int, seed: int = 0) -> torch.Tensor:
+    return random_cities(torch.Generator().manual_seed(seed), count, n)
+
+
+def tiny_trainer(tmp_path, **overrides) -> Trainer:
+    config = TrainConfig(
+        n=8, batch_size=16, epoch_steps=3, baseline_eval_count=64, curve_count=16, **overrides
+    )
+    return Trainer(config, tmp_path, TINY)
+
+
+def is_permutation(tours: torch.Tensor) -> bool:
+    n = tours.shape[1]
+    return bool((tours.sort(dim=1).values == torch.arange(n)).all())
+
+
+@pytest.mark.parametrize("mode", ["greedy", "sample"])
+def test_decoding_visits_every_city_once(mode):
+    model, points = tiny_model(), cities(32, 10)
+    with torch.no_grad():
+        out = model.decode(points, mode, generator=torch.Generator().manual_seed(1), record=True)
+    assert out.tours.shape == (32, 10) and out.lengths.shape == (32,)
+    assert is_permutation(out.tours)
+    assert torch.allclose(out.lengths, tour_lengths(points, out.tours))
+    # the recorded distributions are the ones chosen from: visited cities get exactly zero
+    probs = out.step_probs  # (B, n, n)
+    assert torch.allclose(probs.sum(-1), torch.ones(32, 10), atol=1e-5)
+    for t in range(1, 10):
+        assert (probs[:, t].gather(1, out.tours[:, :t]) == 0).all()
+    chosen = probs.gather(2, out.tours[..., None]).squeeze(-1)
+    assert torch.allclose(out.log_probs, chosen.log().sum(1), atol=1e-4)
+
+
+def test_the_model_reads_a_set():
+    """Listing the cities in another order permutes the first-step distribution, nothing more."""
+    model, points = tiny_model(), cities(4, 9)
+    perm = torch.randperm(9, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        before = model.decode(points, record=True).step_probs[:, 0]
+        after = model.decode(points[:, perm], record=True).step_probs[:, 0]
+    assert torch.allclose(after, before[:, perm], atol=1e-6)
+
+
+def test_square_symmetries_keep_tour_lengths():
+    points = cities(5, 12)
+    images = square_symmetries(points)  # (8, B, n, 2)
+    assert torch.equal(images[0], points)
+    assert len({tuple(image[0, 0].tolist()) for image in images}) == 8
+    assert ((images >= 0) & (images <= 1)).all()
+    tours = torch.stack(
+        [torch.randperm(12, generator=torch.Generator().manual_seed(i)) for i in range(5)]
+    )
+    lengths = torch.stack([tour_lengths(image, tours) for image in images])
+    assert torch.allclose(lengths, lengths[0].expand(8, 5), atol=1e-5)
+
+
+def test_symmetric_decoder_is_never_worse_than_greedy():
+    model, points = tiny_model(), cities(6, 8)
+    with torch.no_grad():
+        greedy = model.decode(points)
+        best = symmetric(model, points, chunk=100)  # chunks split rows across decode calls
+    assert is_permutation(best.tours)
+    assert torch.allclose(best.lengths, tour_lengths(points, best.tours))
+    assert (best.lengths <= greedy.lengths + 1e-5).all()
+    assert (best.lengths < greedy.lengths - 1e-5).any()  # an untrained policy has room to gain
+
+
+def test_training_streams_are_seeded():
+    a = random_cities(stream_generator("train", 1234, 20, 7), 4, 20)
+    b = random_cities(stream_generator("train", 1234, 20, 7), 4, 20)
+    c = random_cities(stream_generator("train", 1234, 20, 8), 4, 20)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_warm_up_baseline_is_the_moving_average(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    first = trainer.baseline_cost(None, torch.tensor([1.0, 3.0]))
+    second = trainer.baseline_cost(None, torch.tensor([4.0, 6.0]))
+    assert torch.allclose(first, torch.full((2,), 2.0))
+    assert torch.allclose(second, torch.full((2,), 0.8 * 2.0 + 0.2 * 5.0))
+    trainer.epoch = 1  # after warm-up: the frozen policy's greedy tour of each instance
+    points = cities(3, 8)
+    with torch.no_grad():
+        expected = trainer.baseline.decode(points).lengths
+    assert torch.equal(trainer.baseline_cost(points, torch.zeros(3)), expected)
+
+
+def baseline_after_test(trainer: Trainer, shift: torch.Tensor) -> dict:
+    """Pretend the baseline's lengths were the candidate's plus `shift`, then run the test."""
+    from models.attention_routing_train import greedy_lengths
+
+    trainer.baseline_values = greedy_lengths(trainer.model, trainer.baseline_eval_set()) + shift
+    return trainer.update_baseline()
+
+
+def test_baseline_is_replaced_only_when_significantly_worse(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    with torch.no_grad():
+        for p in trainer.model.parameters():
+            p.add_(0.1)  # the candidate now differs from the frozen baseline
+    count = trainer.config.baseline_eval_count
+    alternating = 0.1 * (-1.0) ** torch.arange(count)
+
+    worse = baseline_after_test(trainer, -0.05 * torch.ones(count))  # candidate longer
+    assert not worse["updated"] and worse["p_value"] is None
+
+    noise = baseline_after_test(trainer, alternating + 1e-4)  # better by noise only
+    assert not noise["updated"] and noise["p_value"] > trainer.config.alpha
+
+    better = baseline_after_test(trainer, alternating + 0.05)
+    assert better["updated"] and better["p_value"] < trainer.config.alpha
+    assert trainer.baseline_updates == better["updates"] == 1
+    for a, b in zip(trainer.model.parameters(), trainer.baseline.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not any(p.requires_grad for p in trainer.baseline.parameters())
+
+
+def test_resume_takes_exactly_the_same_next_step(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    for _ in range(4):  # past the warm-up epoch, so the rollout baseline is in play
+        trainer.train_step()
+    trainer.epoch = 1
+    trainer.train_step()
+    trainer.save()
+    expected = trainer.train_step()
+    resumed = Trainer.resume(tmp_path)
+    assert resumed.step == 5 and resumed.epoch == 1
+    assert resumed.train_step() == expected
+    for a, b in zip(
+        trainer.model.state_dict().values(), resumed.model.state_dict().values(), strict=True
+    ):
+        assert torch.equal(a, b)
+
+
+def test_curve_points_and_export(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    for _ in range(3):
+        trainer.train_step()
+    point = trainer.curve_point(epoch_end=True, wall_s=1.0)
+    assert point["step"] == 3 and math.isfinite(point["val_greedy"])
+    assert set(point["baseline"]) == {
+        "candidate_mean",
+        "baseline_mean",
+        "p_value",
+        "updated",
+        "updates",
+    }
+    trainer.save()
+    entry = export_safetensors(tmp_path / "state.pt", tmp_path / "model.safetensors")
+    assert entry["task"] == "tsp8" and entry["training"]["steps"] == 3
+    model = load_safetensors(str(tmp_path / "model.safetensors"), entry["config"])
+    points = cities(4, 8)
+    trainer.model.eval()
+    with torch.no_grad():
+        assert torch.equal(model.decode(points).tours, trainer.model.decode(points).tours)
