@@ -53,6 +53,11 @@ class ComputeStopped(Exception):
         self.status = status
         self.detail = detail
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """A 503 (over time) says when to come back, as every 503 here does."""
+        return {"Retry-After": str(BUSY_RETRY_AFTER_S)} if self.status == 503 else {}
+
 
 @dataclass
 class Budget:
@@ -196,7 +201,7 @@ def stops_answered(budget: Budget) -> Iterator[Budget]:
     try:
         yield budget
     except ComputeStopped as stop:
-        raise HTTPException(stop.status, stop.detail) from stop
+        raise HTTPException(stop.status, stop.detail, headers=stop.headers) from stop
 
 
 def pointer_cost(inputs: int, hypotheses: int) -> int:

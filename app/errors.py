@@ -229,7 +229,7 @@ async def model_unavailable_handler(request: Request, exc: Exception) -> JSONRes
 
 async def compute_stopped_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ComputeStopped)
-    return JSONResponse(status_code=exc.status, content={"detail": exc.detail})
+    return JSONResponse(status_code=exc.status, content={"detail": exc.detail}, headers=exc.headers)
 
 
 def request_id(request: Request) -> str:

@@ -20,6 +20,8 @@ import socket
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+KEEP_ALIVE_S = 75
+
 
 class TcpListenerConfig(uvicorn.Config):
     def bind_socket(self) -> socket.socket:
@@ -53,6 +55,9 @@ def build_config(argv: list[str] | None = None) -> TcpListenerConfig:
         port=args.port,
         workers=args.workers,
         access_log=False,  # the app logs each request itself (app/observability.py)
+        # longer than a proxy keeps an idle connection to us (deploy/nginx.conf: 30 s), so the
+        # proxy, not the app, closes it: otherwise a POST can race the close and get a 502
+        timeout_keep_alive=KEEP_ALIVE_S,
         # uvicorn on its own trusts X-Forwarded-For from 127.0.0.1, so any local client could
         # claim any address and slip past the per-address rate limit; here only the proxies
         # named on the command line are trusted.

@@ -13,6 +13,7 @@ import dataclasses
 import gc
 import json
 import logging
+import re
 import shutil
 import threading
 import time
@@ -319,6 +320,16 @@ def test_forwarded_headers_are_off_unless_proxies_are_named() -> None:
     assert behind.proxy_headers is True and behind.forwarded_allow_ips == "127.0.0.1"
 
 
+def test_the_app_keeps_idle_connections_longer_than_the_proxy() -> None:
+    """nginx must close an idle upstream connection first: a POST sent on one the app has just
+    closed is a 502 nginx does not retry."""
+    conf = (Path(__file__).parents[1] / "deploy" / "nginx.conf").read_text()
+    upstream = conf[conf.index("upstream papertrace {") :]
+    upstream = upstream[: upstream.index("}")]
+    proxy_idle_s = int(re.search(r"keepalive_timeout (\d+)s;", upstream)[1])
+    assert build_config([]).timeout_keep_alive > proxy_idle_s
+
+
 # ---- bounded work: concurrency, cost, deadline, disconnect ----
 
 
@@ -454,6 +465,7 @@ def test_a_decode_past_its_deadline_is_stopped_with_a_503(
         elapsed = time.perf_counter() - started
     assert answer.status_code == 503
     assert "within 0.05 s" in answer.json()["detail"]
+    assert answer.headers["Retry-After"] == "1"  # every 503 says when to come back
     assert len(steps) < 20 and elapsed < 1.0  # stopped early, not after all 100 steps
 
 
