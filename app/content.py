@@ -251,7 +251,9 @@ def _render_fence(
 ) -> str:
     token = tokens[idx]
     if token.info.strip() != "widget":
-        return RendererHTML.fence(self, tokens, idx, options, env)
+        # a code block wider than a phone scrolls, so a keyboard must be able to reach it
+        code = RendererHTML.fence(self, tokens, idx, options, env)
+        return code.replace("<pre>", '<pre tabindex="0">', 1)
     widgets: list[WidgetCall] = env.setdefault("widgets", [])
     widgets.append(parse_widget_block(token.content))
     # html is disabled, so prose cannot forge this comment: every marker is ours.

@@ -138,7 +138,7 @@ def total(entry: Mapping[str, Any], directory: Path) -> tuple[str, str]:
 def describe(value: object) -> str:
     """A manifest data field on one line."""
     if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return f"{value[0]}–{value[1]}"
+        return str(value[0]) if value[0] == value[1] else f"{value[0]}–{value[1]}"
     if isinstance(value, list):
         return ", ".join(map(str, value)) if len(value) <= 4 else f"{len(value):,} pinned packages"
     if isinstance(value, dict) and "what" in value:
@@ -209,15 +209,19 @@ def pointer_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """Where the card's model departs from Vinyals et al. (2015); the paper's side is its text."""
     config, optimizer = entry["config"], entry.get("optimizer") or {}
     what = dict(pointer_what(entry))
-    low, high = (entry.get("data") or {}).get("n_range", ["?", "?"])
+    sizes = describe((entry.get("data") or {}).get("n_range", "—"))
     rows = [
         ("encoder", "one-layer LSTM", what["encoder"]),
         ("decoder", "LSTM, no glimpse", what["decoder"]),
         ("hidden size", "256 or 512", str(config["hidden"])),
-        ("optimiser", "SGD, learning rate 1.0, batch 128", f"{optimizer.get('name')}, batch "
-         f"{entry.get('batch_size', 0) * entry.get('world_size', 1)}"),
+        (
+            "optimiser",
+            "SGD, learning rate 1.0, batch 128",
+            f"{optimizer.get('name')}, batch "
+            f"{entry.get('batch_size', 0) * entry.get('world_size', 1)}",
+        ),
         ("training data", "1M fixed pairs", (entry.get("data") or {}).get("source", "—")),
-        ("training sizes", "hull 5–50, TSP 5–20", f"{low}–{high}"),
+        ("training sizes", "hull 5–50, TSP 5–20", sizes),
     ]
     if config["pointer"] != "softmax":
         rows.append(("pointer", "softmax", what["pointer"]))
@@ -239,8 +243,12 @@ def seq2seq_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         ("data", paper_data, str(data.get("source", "—"))),
         ("toolkit", "OpenNMT-py", "models/seq2seq.py (this repository)"),
         ("optimiser", "OpenNMT-py's Adam", str(optimizer.get("schedule", "—"))),
-        ("size", "the paper's OpenNMT-py models", f"hidden {entry['config']['hidden']}, "
-         f"{entry['parameters']:,} parameters, one CPU thread"),
+        (
+            "size",
+            "the paper's OpenNMT-py models",
+            f"hidden {entry['config']['hidden']}, "
+            f"{entry['parameters']:,} parameters, one CPU thread",
+        ),
     ]
 
 
@@ -281,8 +289,9 @@ def pointer_results(
     if task == "sort" and sparse:
         rows = [row for row in sparse["rows"] if row[0] == entry["config"]["pointer"]]
         if rows:
-            found.append(ResultRows("sparse-pointer", sparse.get("caption", ""),
-                                    sparse["columns"], rows))
+            found.append(
+                ResultRows("sparse-pointer", sparse.get("caption", ""), sparse["columns"], rows)
+            )
     return found
 
 

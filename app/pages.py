@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app.assets import page_assets
 from app import model_cards
+from app.assets import page_assets
 from app.content import ContentLibrary, Paper, WidgetCall, WidgetRenderer, render_body
 from app.widgets import WidgetEnv, WidgetError, widget_needs
 from app.widgets.results_table import load_results

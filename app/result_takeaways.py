@@ -4,6 +4,9 @@
 Each function takes a table (`columns`, `rows` of display strings) and returns a sentence.
 A table whose columns no longer match raises `TakeawayError`; the table then shows without
 a takeaway, and tests/test_result_takeaways.py fails so the sentence gets fixed.
+
+Every comparison states its direction and size ("3.5 to 13.4 points above the paper's"), so a
+sentence cannot say "within" or "ahead" where the cells say otherwise.
 """
 
 from __future__ import annotations
@@ -53,24 +56,47 @@ def join(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def span(values: Sequence[float], unit: str = "points") -> str:
+    """ "3.5 to 13.4 points", or "3.5 points" for one value (magnitudes; the caller says which
+    way)."""
+    low, high = min(map(abs, values)), max(map(abs, values))
+    return (
+        f"{low:.1f} {unit}"
+        if round(low, 1) == round(high, 1)
+        else f"{low:.1f} to {high:.1f} {unit}"
+    )
+
+
+def compared(
+    sizes: Sequence[str], ours: Sequence[float], theirs: Sequence[float], whom: str
+) -> list[str]:
+    """Ours against theirs, grouped by direction: "3.5 to 13.4 points above the paper's at
+    n = 5, 10 and 50", "equal to it at n = 200", "1.2 points below it at n = 100"."""
+    groups: dict[str, list[tuple[str, float]]] = {"above": [], "equal": [], "below": []}
+    for n, a, b in zip(sizes, ours, theirs, strict=True):
+        difference = round(a - b, 1)
+        key = "above" if difference > 0 else "below" if difference < 0 else "equal"
+        groups[key].append((n, difference))
+    parts, named = [], False
+    for key, found in groups.items():
+        if not found:
+            continue
+        target = whom if not named else "it"
+        where = f"at n = {join([n for n, _ in found])}"
+        if key == "equal":
+            parts.append(f"equal to {target} {where}")
+        else:
+            parts.append(f"{span([d for _, d in found])} {key} {target} {where}")
+        named = True
+    return parts
+
+
 def hull(table: Table) -> str:
     sizes = column(table, "tested n")
     ours = [number(c) for c in column(table, "accuracy (beam 8)")]
     paper = [number(c) for c in column(table, "paper accuracy")]
-    close = [n for n, a, b in zip(sizes, ours, paper, strict=True) if a >= b - 3]
-    behind = [
-        f"{a:.1f}% against {b:.1f}% at n = {n}"
-        for n, a, b in zip(sizes, ours, paper, strict=True)
-        if a < b - 3
-    ]
-    if not behind:
-        return f"Our beam-8 accuracy is within 3 points of the paper's at every n ({join(sizes)})."
-    if not close:
-        return f"Our beam-8 accuracy falls behind the paper's at every n: {join(behind)}."
-    return (
-        f"Our beam-8 accuracy is within 3 points of the paper's at n = {join(close)}, "
-        f"and falls behind beyond: {join(behind)}."
-    )
+    parts = compared(sizes, ours, paper, "the paper's")
+    return f"Our beam-8 accuracy is {'; '.join(parts)}."
 
 
 def tsp(table: Table) -> str:
@@ -82,13 +108,15 @@ def tsp(table: Table) -> str:
         a, b = number(ours), number(theirs)
         key = "shorter than" if a < b * 0.99 else "longer than" if a > b * 1.01 else "within 1% of"
         groups[key].append(n)
-    parts = [f"{key} the paper's Ptr-Net at n = {join(ns)}" for key, ns in groups.items() if ns]
+    found = [(key, ns) for key, ns in groups.items() if ns]
+    parts = [
+        f"{key} the paper's at n = {join(ns)}" if i == 0 else f"{key.split()[0]} at n = {join(ns)}"
+        for i, (key, ns) in enumerate(found)
+    ]
     last = cells[-1].split(" (")[0]
-    first_gap, last_gap = _paren(cells[0]).lstrip("+"), _paren(cells[-1]).lstrip("+")
     return (
         f"Our beam-8 tours are {' and '.join(parts)} ({last} against {paper[-1]} at "
-        f"n = {sizes[-1]}); against our own reference they are {first_gap} longer "
-        f"at n = {sizes[0]} and {last_gap} at n = {sizes[-1]}."
+        f"n = {sizes[-1]})."
     )
 
 
@@ -103,18 +131,20 @@ def tsp_encoders(table: Table) -> str:
     attention = column(table, str(table["columns"][-1]))
     shorter = [n for n, a, b in zip(sizes, attention, lstm, strict=True) if number(a) < number(b)]
     where = "at every n" if shorter == sizes else f"at n = {join(shorter)}" if shorter else ""
-    verdict = f"shorter than the LSTM's {where}" if shorter else "no shorter than the LSTM's"
+    verdict = (
+        f"shorter than the LSTM's {where} (gap to the reference)"
+        if shorter
+        else "no shorter than the LSTM's (gap to the reference)"
+    )
     edge = sizes.index("20") if "20" in sizes else 0  # the edge of the training range
 
     def gaps(i: int) -> str:
-        above = f"{_paren(attention[i])} against {_paren(lstm[i])} above the reference"
-        return f"{above} at n = {sizes[i]}"
+        return f"{_paren(attention[i])} against {_paren(lstm[i])} at n = {sizes[i]}"
 
-    sentence = f"The self-attention model's greedy tours are {verdict} ({gaps(edge)}, {gaps(-1)})."
+    sentence = f"The self-attention model's greedy tours are {verdict}: {gaps(edge)}, {gaps(-1)}"
     if LABELS_ONLY in table["columns"]:
-        before = _paren(column(table, LABELS_ONLY)[-1])
-        sentence += f" Before REINFORCE they were {before} above at n = {sizes[-1]}."
-    return sentence
+        sentence += f" (before REINFORCE: {_paren(column(table, LABELS_ONLY)[-1])})"
+    return sentence + "."
 
 
 def _paren(cell: str) -> str:
@@ -146,15 +176,16 @@ def tsp_reference_check(table: Table) -> str:
     rows = {str(row[0]): row for row in table.get("rows", [])}
     columns = list(table["columns"])
     gap, optimal = columns.index("mean length (gap to optimal)"), columns.index("optimal tours")
-    if "OR-Tools" not in rows:
-        raise TakeawayError("no OR-Tools row")
+    reference = next((row for name, row in rows.items() if name.startswith("best solver")), None)
+    reference = reference or rows.get("OR-Tools")
+    if reference is None:
+        raise TakeawayError("no reference row")
     ours = [row for name, row in rows.items() if name.startswith("ours")]
     best = max(ours, key=lambda row: number(row[optimal]))
     return (
-        f"The OR-Tools reference is itself {_paren(rows['OR-Tools'][gap]).lstrip('+')} above "
-        f"the optimum at n = {rows['OR-Tools'][1]}, so gaps measured against it are lower "
-        f"bounds; our best decoder ({best[0]}) finds the optimal tour for {best[optimal]} of "
-        "the instances."
+        f"The TSP table's reference averages {_paren(reference[gap])} against the optimum at "
+        f"n = {reference[1]}; our best decoder ({best[0]}) finds the optimal tour for "
+        f"{best[optimal]} of the instances."
     )
 
 
@@ -162,17 +193,19 @@ def sort(table: Table) -> str:
     sizes = column(table, "tested n")
     greedy = [number(c) for c in column(table, "accuracy (greedy)")]
     beam = [number(c) for c in column(table, "accuracy (beam 8)")]
-    high = [n for n, a in zip(sizes, greedy, strict=True) if a >= 95]
+    high = 0  # how many sizes from the smallest up all reach 95%
+    while high < len(sizes) and greedy[high] >= 95:
+        high += 1
     sentence = (
-        f"Greedy decoding sorts at least 95% of the sequences exactly up to n = {high[-1]} "
+        f"Greedy decoding sorts at least 95% of the sequences exactly up to n = {sizes[high - 1]} "
         if high
-        else "Greedy decoding sorts fewer than 95% of the sequences exactly at every n "
+        else f"Greedy decoding sorts fewer than 95% of the sequences exactly at n = {sizes[0]} "
     )
     sentence += f"and {greedy[-1]:.1f}% at n = {sizes[-1]}; "
-    if beam == greedy:
+    gains = [b - g for b, g in zip(beam, greedy, strict=True)]
+    if all(round(gain, 1) == 0 for gain in gains):
         return sentence + "beam 8 changes nothing at any n."
-    gain = max(b - g for b, g in zip(beam, greedy, strict=True))
-    return sentence + f"beam 8 adds at most {points(gain)} points."
+    return sentence + f"beam 8 changes it by {points(min(gains))} to {points(max(gains))} points."
 
 
 def sparse_pointer(table: Table) -> str:
@@ -185,13 +218,11 @@ def sparse_pointer(table: Table) -> str:
     candidates = columns.index("candidates per step")
     gains = [number(s[acc]) - number(d[acc]) for d, s in zip(dense, sparse, strict=True)]
     supports = [number(s[support]) for s in sparse]
-    verdict = "is as accurate as" if min(gains) >= -1 else "loses accuracy against"
     return (
-        f"The sparse pointer ({sparse[0][0]}) {verdict} softmax "
-        f"({points(min(gains))} to {points(max(gains))} points) while giving non-zero "
-        f"probability to {min(supports):.2f}–{max(supports):.2f} inputs per step, where softmax "
-        f"spreads it over all {number(dense[0][candidates]):g}–{number(dense[-1][candidates]):g} "
-        "candidates."
+        f"Against softmax, the sparse pointer ({sparse[0][0]}) is {points(min(gains))} to "
+        f"{points(max(gains))} points in accuracy, with non-zero probability on "
+        f"{min(supports):.2f}–{max(supports):.2f} inputs per step where softmax keeps all "
+        f"{number(dense[0][candidates]):g}–{number(dense[-1][candidates]):g} candidates."
     )
 
 
@@ -252,60 +283,43 @@ def sparsity(table: Table) -> str:
         raise TakeawayError("expected softmax and sparse rows")
     best = max(sparse, key=lambda item: item[2])
     worst = min(sparse, key=lambda item: item[2])
-    never = "0.0%" if max(softmax) == 0 else f"at most {max(softmax):.1f}%"
+    under_softmax = (
+        "is never exact under softmax"
+        if max(softmax) == 0
+        else f"is exact for at most {max(softmax):.1f}% of inputs under softmax"
+    )
     return (
-        f"Beam 5 is never exact under softmax ({never}); with sparse α it is "
-        f"exact for up to {best[2]:.1f}% of the test inputs ({best[0]}, α = {best[1]}), "
-        f"but only {worst[2]:.1f}% for {worst[0]} at α = {worst[1]}."
+        f"Beam 5 {under_softmax}; with sparse α it is exact for up to {best[2]:.1f}% of the "
+        f"test inputs ({best[0]}, α = {best[1]}) and {worst[2]:.1f}% for {worst[0]} at "
+        f"α = {worst[1]}."
     )
 
 
 def inflection_full(table: Table) -> str:
-    """The widget's models: held-out accuracy and the irregular pasts, softmax against the
-    sparse full model, and what the replay phase changed where there is one."""
+    """The widget's full models (the first full row of each α, the most replayed) against the
+    tables' high models, held out."""
     columns = list(table["columns"])
     test = columns.index("test accuracy (7-language average)")
-    irregular = next(i for i, name in enumerate(columns) if name.startswith("irregular English"))
-    rows = {(str(row[0]), str(row[1])): row for row in table.get("rows", [])}
-    softmax, sparse = rows[("full", "1")], rows[("full", "1.5")]
+    rows = [list(map(str, row)) for row in table.get("rows", [])]
+    high = {row[1]: row for row in rows if row[0] == "high"}
+    full: dict[str, list[str]] = {}
+    for row in rows:
+        if row[0].startswith("full"):
+            full.setdefault(row[1], row)
+    alphas = sorted((alpha for alpha in full if alpha in high), key=float)
+    if not alphas or "1" not in alphas:
+        raise TakeawayError("expected full and high rows for softmax and a sparse α")
+    names = {"1": "softmax", "1.5": "1.5-entmax", "2": "sparsemax"}
+    reached = join([f"{full[a][test]} ({names.get(a, f'α = {a}')})" for a in alphas])
+    gains = [number(full[a][test]) - number(high[a][test]) for a in alphas]
+    direction = "above" if min(gains) > 0 else "below" if max(gains) < 0 else "from"
     sentence = (
-        f"On held-out lemmas the full models reach {softmax[test]} (softmax) and "
-        f"{sparse[test]} (1.5-entmax); of the irregular English pasts they were taught, "
-        f"softmax gives back {softmax[irregular]} and 1.5-entmax {sparse[irregular]}"
+        f"Held out, the widget's models reach {reached}, {span(gains)} {direction} the high models"
     )
-    mappings = [("1.5-entmax", "1.5", sparse), ("softmax", "1", softmax)]
-    if (sparsemax := rows.get(("full", "2"))) is not None:
-        sentence += f" (sparsemax: {sparsemax[test]} held out, {sparsemax[irregular]} given back)"
-        mappings.append(("sparsemax", "2", sparsemax))
-    replays = [
-        (name, rows[("full + replay", alpha)], before)
-        for name, alpha, before in mappings
-        if ("full + replay", alpha) in rows
-    ]
-    if not replays:
-        return sentence + "."
-    changes = join(
-        [
-            f"{replay[irregular]} for {name} (held-out accuracy "
-            f"{points(number(replay[test]) - number(before[test]))} points)"
-            for name, replay, before in replays
-        ]
-    )
-    sentence = f"{sentence}; the replay phase takes that to {changes}"
-    later = []
-    for name, alpha, before in mappings:
-        rounds = [
-            f"round {k} to {rows[key][irregular]} (held-out accuracy "
-            f"{points(number(rows[key][test]) - number(before[test]))} points against the full "
-            "model)"
-            for k in range(2, 10)
-            if (key := (f"full + {k} replays", alpha)) in rows
-        ]
-        if rounds:
-            later.append(f"for {name}, {join(rounds)}")
-    if not later:
-        return sentence + "."
-    return f"{sentence}; " + "; ".join(later) + "."
+    if "1.5" in alphas:
+        gap = number(full["1.5"][test]) - number(full["1"][test])
+        sentence += f"; 1.5-entmax is {points(gap)} points against softmax"
+    return sentence + "."
 
 
 def translation_data(table: Table) -> str:
@@ -326,24 +340,27 @@ def translation_data(table: Table) -> str:
 
 
 def translation_live(table: Table) -> str:
-    """The widget's strongest big model against the v1 model at the same α: BLEU on the test
-    sentences they share, and the frequent training sources given back."""
+    """Per kind of model (big + replay, v1, ...): the α with the best BLEU on the v1 test
+    sentences, which every model shares, and its difference from softmax."""
     columns = list(table["columns"])
     bleu = columns.index("BLEU, v1 test set")
-    frequent = next(i for i, name in enumerate(columns) if name.endswith("exact"))
-    rows = [list(map(str, row)) for row in table.get("rows", [])]
-    big = [row for row in rows if row[0].startswith("big")]
-    live = next((row for row in big if row[1] == "1.5"), big[0] if big else None)  # the paper's α
-    small = next((row for row in rows if row[0] == "v1" and live and row[1] == live[1]), None)
-    if live is None or small is None:
-        raise TakeawayError("expected a big model and the v1 model at its α")
-    return (
-        f"At α = {live[1]} the widget's model ({live[0]}) scores {live[bleu]} BLEU on the v1 "
-        f"test sentences, against {small[bleu]} for the v1 model "
-        f"({points(number(live[bleu]) - number(small[bleu]))} points), and gives back "
-        f"{live[frequent]} of its most frequent training sources word for word (the v1 "
-        f"model: {small[frequent]} of its own)."
-    )
+    groups: dict[str, dict[str, float]] = {}
+    for row in table.get("rows", []):
+        groups.setdefault(str(row[0]), {})[str(row[1])] = number(row[bleu])
+    parts = []
+    for model, scores in groups.items():
+        if "1" not in scores or len(scores) < 2:
+            continue
+        best = max(scores, key=scores.__getitem__)
+        versus = (
+            "softmax itself"
+            if best == "1"
+            else f"{points(scores[best] - scores['1'])} against softmax"
+        )
+        parts.append(f"α = {best} among the {model} models ({scores[best]:.1f}, {versus})")
+    if not parts:
+        raise TakeawayError("expected softmax and another α for some model")
+    return f"Best BLEU on the v1 test sentences: {join(parts)}."
 
 
 TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {

@@ -580,9 +580,10 @@ def sparse_tsp_table(count_for: Callable[[str, int], int]) -> dict:
 
 
 def sparse_pointer_table(count_for: Callable[[str, int], int]) -> dict:
-    rows = []
+    rows, trained_on = [], set()
     for name in ("pointer-sort", "pointer-sort-entmax15"):
         model, entry = load_model(name)
+        trained_on.add("–".join(str(n) for n in entry["data"]["n_range"]))
         for n in (10, 20, 30, 50):
             count = count_for("sparse", n)
             values = _test_set("sort", n, count)
@@ -608,8 +609,9 @@ def sparse_pointer_table(count_for: Callable[[str, int], int]) -> dict:
             )
             _log(f"sparse {name} n={n}: {rows[-1]}")
     return {
-        "caption": "Dense vs sparse pointer on sorting (both trained on n = 5–20 with the same "
-        "recipe): accuracy and how many inputs the pointer gives non-zero probability.",
+        "caption": "Dense vs sparse pointer on sorting (both trained on n = "
+        f"{' and '.join(sorted(trained_on))} with the same recipe): accuracy and how many inputs "
+        "the pointer gives non-zero probability.",
         "columns": [
             "pointer",
             "tested n",

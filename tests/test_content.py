@@ -123,7 +123,16 @@ def test_tables_footnotes_and_code_render() -> None:
     assert '<td class="align-right">2</td>' in html
     assert "style=" not in html  # alignment is a class, so a strict CSP stays possible
     assert 'class="footnote-ref"' in html
-    assert '<code class="language-python">x = 1' in html
+    assert '<pre tabindex="0"><code class="language-python">x = 1' in html
+
+
+def test_a_details_block_folds_its_passage_widgets_included() -> None:
+    segments, _ = render_markdown(
+        "::: details The long table\n\n| a |\n|---|\n| 1 |\n\n```widget\nname: x\n```\n\n:::\n"
+    )
+    assert segments[0].startswith('<details class="fold">\n<summary>The long table</summary>')
+    assert isinstance(segments[1], WidgetCall) and segments[1].name == "x"
+    assert segments[2].strip() == "</details>"
 
 
 def test_toc_comes_from_h2_and_h3_with_anchors() -> None:

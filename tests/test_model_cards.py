@@ -67,10 +67,10 @@ def test_the_rounds_of_a_replayed_model_read_from_its_lineage(pages: dict[str, s
     card = card_html(pages["sparse-seq2seq"], name)
     chain = [*reversed(ancestry(MANIFEST[name], CHECKPOINTS)), MANIFEST[name]]
     assert len(chain) > 2
-    rows = re.findall(r"<tr><th scope=\"row\">(\d+)</th><td class=\"text-cell\"><code>([^<]+)", card)
-    assert [checkpoint for _, checkpoint in rows] == [
-        run.get("checkpoint", name) for run in chain
-    ]
+    rows = re.findall(
+        r"<tr><th scope=\"row\">(\d+)</th><td class=\"text-cell\"><code>([^<]+)", card
+    )
+    assert [checkpoint for _, checkpoint in rows] == [run.get("checkpoint", name) for run in chain]
     replay = chain[-1]["data"]["replay"]
     assert f"{replay['cells_wrong_before']:,} cells" in card
 

@@ -73,11 +73,11 @@ def results_table_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         raise WidgetError("results-table needs `table:` (the table id in the results file)")
     results = load_results(source, env)
     table = shown_rows(find_table(results, source, table_id), table_id, params.get("rows"))
-    rows = table.get("rows", [])
+    columns, rows = shown_columns(table, table_id, params.get("columns"))
     return {
         "table_id": table_id,
         "caption": table.get("caption", ""),
-        "columns": table.get("columns", []),
+        "columns": columns,
         "rows": rows,
         "fold": len(rows) > MAIN_TEXT_ROWS,
         "note": table.get("note"),
@@ -93,8 +93,25 @@ def shown_rows(table: dict[str, Any], table_id: str, keys: object) -> dict[str, 
     if keys is None:
         return table
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
-        raise WidgetError("results-table `rows:` is a list of row keys, e.g. [\"full, 1.5\"]")
+        raise WidgetError('results-table `rows:` is a list of row keys, e.g. ["full, 1.5"]')
     return {**table, "rows": [find_row(table, table_id, key) for key in keys]}
+
+
+def shown_columns(
+    table: Mapping[str, Any], table_id: str, names: object
+) -> tuple[list[str], list[list[str]]]:
+    """The columns `columns:` names, in that order (so a wide table fits the page's column);
+    without it, all of them. The takeaway still reads the whole table."""
+    columns, rows = list(table.get("columns", [])), [list(r) for r in table.get("rows", [])]
+    if names is None:
+        return columns, rows
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise WidgetError("results-table `columns:` is a list of column names")
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        raise WidgetError(f"Table “{table_id}” has no column “{unknown[0]}”.")
+    keep = [columns.index(name) for name in names]
+    return list(names), [[row[i] for i in keep] for row in rows]
 
 
 def find_row(table: Mapping[str, Any], table_id: str, key: str) -> list[str]:
