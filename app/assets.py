@@ -1,6 +1,6 @@
 """Scripts and stylesheets a page may load; a page loads only those its widgets declare.
 
-A widget's `needs` holds library keys (`plotly`, `htmx`, `json-enc`) and paths under static/
+A widget's `needs` holds library keys (`plotly`, `htmx`) and paths under static/
 (`js/pointer-board.js`, `css/pointer.css`).
 
 htmx is vendored in static/vendor with its version in the file name; plotly.js is served
@@ -28,11 +28,10 @@ def _vendored(pattern: str) -> str:
     return f"/static/vendor/{matches[0].name}"
 
 
-# Order matters: extensions after htmx, widget scripts after the libraries they use.
+# Order matters: widget scripts after the libraries they use.
 SCRIPTS: dict[str, str] = {
     "plotly": PLOTLY_URL,
     "htmx": _vendored("htmx-*.min.js"),
-    "json-enc": _vendored("json-enc-*.js"),
 }
 
 
@@ -44,8 +43,6 @@ class PageAssets:
 
 def page_assets(needs: set[str]) -> PageAssets:
     """Library scripts in their fixed order, then the widgets' own files, sorted."""
-    if "json-enc" in needs:
-        needs = needs | {"htmx"}
     libraries = [url for key, url in SCRIPTS.items() if key in needs]
     files = sorted(f"/static/{path}" for path in needs - SCRIPTS.keys())
     return PageAssets(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -674,6 +675,114 @@ def test_each_example_button_carries_its_answers_verdict(api: TestClient) -> Non
             correct = None if reference is None else reference["correct"]
             assert ("s2s-mark-right" in button) is (correct is True), button
             assert ("s2s-mark-wrong" in button) is (correct is False), button
+
+
+# --- the widgets' figure requests: the form, the query and the page address ---------------
+
+WALK_FORM = {
+    "lemma": "walk",
+    "language": "en",
+    "features": "V;PST",
+    "beam_width": "3",
+    "mode": "trained",
+    "alpha": "2",
+    "inference_alpha": "1.5",
+    "base_alpha": "1.5",
+}
+PAGE = "/papers/sparse-seq2seq"
+
+
+def htmx_get(api: TestClient, path: str, params: dict, trigger: str = "lemma") -> Any:
+    headers = {
+        "HX-Request": "true",
+        "HX-Trigger-Name": trigger,
+        "HX-Current-URL": f"http://testserver{PAGE}?other=1",
+    }
+    return api.get(f"/api/seq2seq/{path}/figure", params=params, headers=headers)
+
+
+def widget_block(html: str, widget: str) -> str:
+    start = html.index(f'id="{widget}"')
+    block = html[start : html.index("</figure>", start)]
+    block = re.sub(r"decoded in [\d.]+ ms", "decoded in … ms", block)  # the time it took
+    return re.sub(r"s2s-[0-9a-f]{8}", "s2s-ID", block)  # each heatmap's own id
+
+
+def test_the_figure_route_reads_the_figure_request_from_the_query(api: TestClient) -> None:
+    answer = htmx_get(api, "inflect", WALK_FORM)
+    assert answer.status_code == 200, answer.text
+    assert 'data-alpha="2.0"' in answer.text and "data-s2s-single" in answer.text
+    assert 'hx-swap-oob="innerHTML">α = 2 (sparsemax)' in answer.text
+    assert 'id="seq2seq-inflect-inputs"' not in answer.text  # the inputs stay as typed
+    assert answer.headers["HX-Replace-Url"] == (
+        f"{PAGE}?other=1&inflect.lemma=walk&inflect.language=en&inflect.features=V;PST"
+        "&inflect.beam_width=3&inflect.mode=trained&inflect.alpha=2"
+    )
+    compared = htmx_get(api, "inflect", {**WALK_FORM, "compare": "on"}).text
+    assert compared.count('class="s2s-compare-column"') == 3
+    assert (
+        "inflect.compare=1"
+        in htmx_get(api, "inflect", {**WALK_FORM, "compare": "on"}).headers["HX-Replace-Url"]
+    )
+
+
+def test_an_example_button_brings_its_inputs(api: TestClient) -> None:
+    answer = htmx_get(api, "translate", {"text": "", "example": "1"}, trigger="example")
+    assert answer.status_code == 200, answer.text
+    assert "Cancel</textarea>" in answer.text and 'hx-swap-oob="true"' in answer.text
+    assert "translate.text=Cancel" in answer.headers["HX-Replace-Url"]
+
+
+def test_a_figure_request_is_priced_by_its_columns(api: TestClient) -> None:
+    from app.seq2seq.requests import InflectFigure
+
+    single = InflectFigure.model_validate(WALK_FORM)
+    compared = InflectFigure.model_validate({**WALK_FORM, "compare": "on"})
+    assert compared.cost() == 3 * single.cost() == 3 * single.columns()[0].cost()
+
+
+def test_a_bad_form_value_is_a_422_in_the_readers_words(api: TestClient) -> None:
+    answer = htmx_get(api, "inflect", {**WALK_FORM, "beam_width": "50"})
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith("The beam width must be at most 16")
+
+
+def test_without_script_the_form_lands_on_its_page(api: TestClient) -> None:
+    answer = api.get(
+        "/api/seq2seq/inflect/figure",
+        params={**WALK_FORM, "example": "0"},
+        headers={"referer": f"http://testserver{PAGE}"},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303
+    location = answer.headers["location"]
+    assert location.endswith("#seq2seq-inflect") and "inflect.lemma=go" in location
+    assert "example" not in location
+    assert 'value="go"' in widget_block(api.get(location).text, "seq2seq-inflect")
+
+
+def test_an_address_written_before_the_figure_request_draws_the_same_figure(
+    api: TestClient,
+) -> None:
+    state = "inflect.lemma=walk&inflect.language=en&inflect.features=V;PST&inflect.mode=inference"
+    old = api.get(f"{PAGE}?{state}&inflect.beam=3&inflect.ia=1.8&inflect.base=1").text
+    new = api.get(
+        f"{PAGE}?{state}&inflect.beam_width=3&inflect.inference_alpha=1.8&inflect.base_alpha=1"
+    ).text
+    block = widget_block(old, "seq2seq-inflect")
+    assert block == widget_block(new, "seq2seq-inflect")
+    assert "inference-time α = 1.8, applied to the model trained with α = 1" in block
+    assert 'value="3" inputmode' in block and "data-s2s-single" in block
+    compare = api.get(f"{PAGE}?translate.text=Cancel&translate.compare=1").text
+    assert widget_block(compare, "seq2seq-translate").count('class="s2s-compare-column"') == 3
+
+
+def test_a_bad_address_says_why_and_keeps_what_was_typed(api: TestClient) -> None:
+    html = api.get(f"{PAGE}?inflect.lemma=walk&inflect.beam=50&inflect.alpha=2").text
+    block = widget_block(html, "seq2seq-inflect")
+    assert "The beam width must be at most 16" in block and "data-s2s-single" not in block
+    assert 'value="walk"' in block and 'value="50" inputmode' in block
+    assert 'value="2"\n' in block or 'value="2" ' in block  # α kept
 
 
 # --- golden contracts ------------------------------------------------------------------------

@@ -12,12 +12,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 
 PAGE = "/papers/sparse-seq2seq"
-FORM = {
-    "entmax-text": "the cat sat",
-    "entmax-score": ["1", "2", "0.5"],
-    "entmax-alpha": "2",
-    "entmax-example": "custom",
-}
+FORM = {"text": "the cat sat", "scores": ["1", "2", "0.5"], "alpha": "2", "example": "custom"}
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +30,7 @@ def htmx(trigger: str) -> dict[str, str]:
 
 
 def test_alpha_answers_the_bars_with_the_statistics_out_of_band(client: TestClient) -> None:
-    answer = client.get("/api/entmax/figure", params=FORM, headers=htmx("entmax-alpha"))
+    answer = client.get("/api/entmax/figure", params=FORM, headers=htmx("alpha"))
     assert answer.status_code == 200
     html = answer.text
     assert html.lstrip().startswith('<ol class="entmax-bars" id="entmax-bars"')
@@ -48,24 +43,25 @@ def test_alpha_answers_the_bars_with_the_statistics_out_of_band(client: TestClie
 
 
 def test_a_new_sentence_brings_its_score_rows(client: TestClient) -> None:
-    form = {**FORM, "entmax-text": "the cat sat down"}
-    html = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-text")).text
+    form = {**FORM, "text": "the cat sat down"}
+    html = client.get("/api/entmax/figure", params=form, headers=htmx("text")).text
     rows = re.search(r'<ol class="entmax-scores" id="entmax-scores"[^>]*hx-swap-oob="true"', html)
-    assert rows and html.count('name="entmax-score"') == 4
+    assert rows and html.count('name="scores"') == 4
     assert html.count('<li class="entmax-bar') == 4  # the new word starts at score 0
 
 
 def test_an_example_brings_its_sentence_and_scores(client: TestClient) -> None:
-    form = {**FORM, "entmax-example": "ties"}
-    html = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-example")).text
+    # the menu sends itself and α (hx-include), so the example's sentence comes in
+    form = {"example": "ties", "alpha": "2"}
+    html = client.get("/api/entmax/figure", params=form, headers=htmx("example")).text
     assert re.search(r'id="entmax-text"[^>]*value="north south east west"', html)
-    assert html.count('name="entmax-score" value="1"') == 4
+    assert html.count('name="scores" value="1"') == 4
     assert re.search(r'<option value="ties" selected>', html)
 
 
 def test_a_bad_score_is_a_422_in_the_readers_words(client: TestClient) -> None:
-    form = {**FORM, "entmax-score": ["1", "", "0.5"]}
-    answer = client.get("/api/entmax/figure", params=form, headers=htmx("entmax-score"))
+    form = {**FORM, "scores": ["1", "", "0.5"]}
+    answer = client.get("/api/entmax/figure", params=form, headers=htmx("scores"))
     assert answer.status_code == 422
     assert answer.json()["detail"].startswith("Score 2 must be a number")
 
@@ -82,3 +78,17 @@ def test_without_script_the_form_comes_back_as_the_page_drawn_for_it(client: Tes
     assert location.startswith(f"{PAGE}?") and location.endswith("#entmax-playground")
     page = client.get(location).text
     assert 'data-support-size="1"' in page and 'value="the cat sat"' in page
+
+
+def test_an_address_written_before_the_figure_request_draws_the_same_figure(
+    client: TestClient,
+) -> None:
+    """The page-address keys are the figure request's fields under `entmax-`: the same keys
+    the playground wrote before, so an old link reads as it did."""
+    old = client.get(f"{PAGE}?entmax-text=the+cat+sat&entmax-scores=1,2,0.5&entmax-alpha=2")
+    answer = client.get("/api/entmax/figure", params=FORM, headers=htmx("alpha")).text
+    playground = old.text[old.text.index("data-entmax-playground") :]
+    assert 'value="the cat sat"' in playground
+    for part in re.findall(r'<ol class="entmax-bars".*?</ol>', answer, re.S):
+        assert part in playground
+    assert 'data-support-size="1"' in playground and 'data-alpha="2.0"' in playground

@@ -126,15 +126,14 @@ def test_only_pages_whose_widgets_need_plotly_load_it(
 ) -> None:
     assert PLOTLY_URL not in client.get("/papers/alpha-paper").text
     spec = WIDGETS["results-table"]
-    needs = frozenset({"plotly", "json-enc", "js/demo.js", "css/demo.css"})
+    needs = frozenset({"plotly", "htmx", "js/demo.js", "css/demo.css"})
     monkeypatch.setitem(WIDGETS, "results-table", WidgetSpec(spec.name, spec.context, needs))
     html = client.get("/papers/alpha-paper").text
     sources = re.findall(r'<script src="([^"]+)"', html)
     assert sources[0] == "/static/js/site.js"
     assert sources[1] == PLOTLY_URL
     assert re.fullmatch(r"/static/vendor/htmx-[\d.]+\.min\.js", sources[2])
-    assert re.fullmatch(r"/static/vendor/json-enc-[\d.]+\.js", sources[3])
-    assert sources[4:] == ["/static/js/demo.js"]
+    assert sources[3:] == ["/static/js/demo.js"]
     stylesheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)
     assert stylesheets == ["/static/css/site.css", "/static/css/demo.css"]
     assert PLOTLY_URL not in client.get("/papers/beta-paper").text

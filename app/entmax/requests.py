@@ -1,8 +1,10 @@
-"""The α-entmax API contract: a score vector and α in, the distribution and its threshold out."""
+"""The α-entmax API contract: a score vector and α in, the distribution and its threshold out;
+and the playground's figure request (`PlaygroundRequest`): a sentence, its scores and α."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -68,3 +70,80 @@ class EntmaxResponse(BaseModel):
         description="τ / (α − 1): the scores above it are in the support; null at α = 1, "
         "where every score is"
     )
+
+
+@dataclass(frozen=True)
+class Example:
+    key: str
+    title: str
+    text: str
+    scores: list[float]
+
+
+EXAMPLES = (
+    Example(
+        "attention",
+        "Attention: the decoder is about to write “tapis”",
+        "the cat sat on the mat .",
+        [0.2, 1.4, 0.5, 0.8, 0.3, 2.0, -0.5],
+    ),
+    Example(
+        "next-word",
+        "Output: the word after “I drank a cup of”",
+        "tea coffee water milk soup ink sand",
+        [3.0, 2.8, 2.2, 1.9, 1.2, -0.5, -1.5],
+    ),
+    Example(
+        "ties",
+        "Ties: equal scores keep equal shares at every α",
+        "north south east west",
+        [1.0, 1.0, 1.0, 1.0],
+    ),
+)
+PLAYGROUND_PREFIX = "entmax-"  # the playground's page-address keys: entmax-text, entmax-scores, ...
+SLIDER = {"min": 1.0, "max": 4.0, "step": 0.01}
+# A query string's numbers are text: the playground's scores and α parse it.
+TypedScore = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_ABS_SCORE, le=MAX_ABS_SCORE)]
+
+
+class PlaygroundRequest(EntmaxRequest):
+    """The playground's figure: a sentence, one score per word (missing ones 0, extra ones
+    dropped) and α on the slider; the words are the labels. These are the form's fields, the
+    query of GET /api/entmax/figure and, under PLAYGROUND_PREFIX, the page address, whose
+    scores are one comma-separated value. Without a sentence: the first example's, or the
+    chosen `example`'s."""
+
+    text: str = ""
+    scores: list[TypedScore] = Field(min_length=1, max_length=MAX_SCORES)
+    alpha: float = Field(1.5, ge=SLIDER["min"], le=SLIDER["max"], allow_inf_nan=False)
+    example: str | None = Field(None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def one_score_per_word(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "text" not in data:
+            chosen = next((e for e in EXAMPLES if e.key == data.get("example")), EXAMPLES[0])
+            data |= {"text": chosen.text, "scores": chosen.scores}
+        text = data["text"] if isinstance(data["text"], str) else ""
+        scores = data.get("scores", [])
+        if isinstance(scores, str):  # the address: "0.2,1.4,0.5"
+            scores = scores.split(",") if scores else []
+        words = text.split()
+        given = list(scores)[: len(words)]
+        data["scores"] = given + [0.0] * (len(words) - len(given))
+        data["labels"] = [word[:MAX_LABEL_CHARS] for word in words]
+        return data
+
+    def matching_example(self) -> Example | None:
+        return next((e for e in EXAMPLES if (e.text, e.scores) == (self.text, self.scores)), None)
+
+    def address(self) -> dict[str, str | None]:
+        """The page-address keys that reproduce this figure."""
+        return {
+            f"{PLAYGROUND_PREFIX}text": self.text,
+            f"{PLAYGROUND_PREFIX}scores": ",".join(f"{score:.12g}" for score in self.scores),
+            f"{PLAYGROUND_PREFIX}alpha": f"{self.alpha:g}",
+        }

@@ -1,6 +1,7 @@
 """The sparse seq2seq API contract: inflection and translation requests with their limits, the
-answer around the family's decoding Trace (declared once, in models.seq2seq_run), and the options
-the widgets offer.
+answer around the family's decoding Trace (declared once, in models.seq2seq_run), the options
+the widgets offer, and the widgets' figure requests: a task's request plus how the widget
+chooses α and whether it compares (`InflectFigure`, `TranslateFigure`).
 
 Limits that depend on a trained model (languages, feature cells, lemma characters, trained α
 values) are checked by app.seq2seq.service against the checkpoints; the limits here are fixed.
@@ -8,12 +9,15 @@ values) are checked by app.seq2seq.service against the checkpoints; the limits h
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.compute import PricedRequest, text_cost
 from app.numbers import MAX_BEAM_WIDTH, JsonInt
 from models.seq2seq_run import (  # the Trace the API answers, declared with the family's run
     DEFAULT_ALPHA,
+    SERVED,
     InflectionReference,
     InflectResponse,
     Seq2SeqModelInfo,
@@ -138,6 +142,162 @@ class InflectionExample(BaseModel):
 class TranslationExample(BaseModel):
     label: str
     text: str
+
+
+# Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
+# held-out test split (the rest) of models.tasks.inflection.lemma_split; tests check the splits,
+# the forms, and that the widget's first render shows a right and a wrong answer among them.
+INFLECTION_EXAMPLES = (
+    InflectionExample(
+        label="go → past",
+        lemma="go",
+        language="en",
+        features="V;PST",
+        why="an irregular verb from the training split: went, not the regular-rule *goed",
+    ),
+    InflectionExample(
+        label="fight → past",
+        lemma="fight",
+        language="en",
+        features="V;PST",
+        why="a held-out irregular verb: no rule gives fought, so a model that never saw it "
+        "tends to say *fighted",
+    ),
+    InflectionExample(
+        label="Standplatz → plural",
+        lemma="Standplatz",
+        language="de",
+        features="N;NOM;PL",
+        why="a German plural with umlaut: Standplätze",
+    ),
+    InflectionExample(
+        label="vertex → plural",
+        lemma="vertex",
+        language="en",
+        features="N;PL",
+        why="a cell with two valid forms: vertexes and vertices",
+    ),
+    InflectionExample(
+        label="anteponer → past subjunctive",
+        lemma="anteponer",
+        language="es",
+        features="V;SBJV;PST;1;SG",
+        why="Spanish keeps two past subjunctives: antepusiera and antepusiese",
+    ),
+)
+
+# Sentences from the held-out test split of models.tasks.translation (split by source hash), one
+# from the training split and one the corpus does not have; tests check which is which.
+TRANSLATION_EXAMPLES = (
+    TranslationExample(label="property name", text="The name of the property"),
+    TranslationExample(label="Cancel (a label)", text="Cancel"),
+    TranslationExample(label="permission denied", text="Permission denied"),
+    TranslationExample(label="window size", text="Saving window size and position"),
+    TranslationExample(label="delete files (not in the corpus)", text="Delete the selected files"),
+    TranslationExample(
+        label="online accounts (12 words)",
+        text="Connect to your online accounts and decide what to use them for",
+    ),
+)
+
+
+Mode = Literal["trained", "inference"]
+# Page-address keys written before the figure request held the state -> its field names.
+OLD_ADDRESS_NAMES = {"beam": "beam_width", "ia": "inference_alpha", "base": "base_alpha"}
+
+
+def field_names(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with the old address keys under their field names (a field's own key wins)."""
+    renamed = {OLD_ADDRESS_NAMES.get(key, key): value for key, value in data.items()}
+    return {**renamed, **{key: data[key] for key in data if key not in OLD_ADDRESS_NAMES}}
+
+
+class FigureOptions(BaseModel):
+    """A widget's figure: its task's request (InflectRequest or TranslateRequest, combined
+    below) plus how the widget chooses α and whether it compares. These are the widget's form
+    fields, the query of GET /api/seq2seq/{inflect,translate}/figure and, under the widget's
+    prefix (`inflect.`, `translate.`), its page-address keys. Numbers come as text here (a
+    query string), so these fields parse it; the request built for each column is strict."""
+
+    REQUEST: ClassVar[type[Seq2SeqDecodeOptions]]
+    EXAMPLES: ClassVar[tuple[BaseModel, ...]]
+    TASK: ClassVar[Task]
+
+    mode: Mode = Field(
+        "trained",
+        description="trained: the model trained with `alpha`; "
+        "inference: `inference_alpha` applied to the model trained with `base_alpha`",
+    )
+    alpha: float = Field(DEFAULT_ALPHA, allow_inf_nan=False)
+    inference_alpha: float = Field(
+        DEFAULT_ALPHA, ge=MIN_INFERENCE_ALPHA, le=MAX_INFERENCE_ALPHA, allow_inf_nan=False
+    )
+    base_alpha: float = Field(DEFAULT_ALPHA, allow_inf_nan=False)
+    beam_width: int = Field(5, ge=1, le=MAX_BEAM_WIDTH)
+    compare: bool = Field(False, description="one column per trained α")
+    example: int | None = Field(None, exclude=True, description="an example button's index")
+
+    @model_validator(mode="before")
+    @classmethod
+    def old_keys_and_examples(cls, data: Any) -> Any:
+        """Old address keys under their field names; an example button's inputs."""
+        if not isinstance(data, dict):
+            return data
+        data = field_names(data)
+        index = data.get("example")
+        if isinstance(index, str) and index.isdigit() and int(index) < len(cls.EXAMPLES):
+            data |= cls.EXAMPLES[int(index)].model_dump(include=cls.inputs())
+        else:
+            data.pop("example", None)
+        return data
+
+    @classmethod
+    def inputs(cls) -> set[str]:
+        """The reader's input: the task request's fields less the decoding options."""
+        return set(cls.REQUEST.model_fields) - set(Seq2SeqDecodeOptions.model_fields)
+
+    def columns(self) -> list[Seq2SeqDecodeOptions]:
+        """The request of each column: one, or one per trained α when comparing."""
+        inputs = self.model_dump(
+            include=set(self.REQUEST.model_fields) - {"alpha", "inference_alpha"}
+        )
+        compared = list(SERVED[self.TASK]) if self.compare else None
+        if self.mode == "inference":
+            return [
+                self.REQUEST(**inputs, alpha=self.base_alpha, inference_alpha=a)
+                for a in compared or [self.inference_alpha]
+            ]
+        return [self.REQUEST(**inputs, alpha=a) for a in compared or [self.alpha]]
+
+    def cost(self) -> int:
+        return sum(request.cost() for request in self.columns())
+
+    def address(self, prefix: str) -> dict[str, str | None]:
+        """The page-address keys that reproduce this figure (None removes a key)."""
+        inference = self.mode == "inference"
+        values: dict[str, str | None] = {
+            **self.model_dump(include=self.inputs()),
+            "beam_width": str(self.beam_width),
+            "mode": self.mode,
+            "alpha": f"{self.alpha:g}",
+            "inference_alpha": f"{self.inference_alpha:g}" if inference else None,
+            "base_alpha": f"{self.base_alpha:g}" if inference else None,
+            "compare": "1" if self.compare else None,
+            **dict.fromkeys(OLD_ADDRESS_NAMES),
+        }
+        return {f"{prefix}.{name}": value for name, value in values.items()}
+
+
+class InflectFigure(FigureOptions, InflectRequest):
+    REQUEST = InflectRequest
+    EXAMPLES = INFLECTION_EXAMPLES
+    TASK = "inflection"
+
+
+class TranslateFigure(FigureOptions, TranslateRequest):
+    REQUEST = TranslateRequest
+    EXAMPLES = TRANSLATION_EXAMPLES
+    TASK = "translation"
 
 
 class InflectionOptions(BaseModel):

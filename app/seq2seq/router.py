@@ -2,41 +2,35 @@
 
 A request with the `HX-Request` header gets the HTML fragment (rendered from the same response
 object); any other request gets JSON. GET /api/seq2seq/{inflect,translate}/figure is the
-widgets' form round trip: htmx gets the figure (one result or the compared α values) with the
-α readout and, for an example or a new language, the inputs out of band; a form submitted
-without script is sent back to its page, drawn for it.
+widgets' form round trip: FastAPI reads the widget's figure request (InflectFigure,
+TranslateFigure) from the query, and htmx gets the figure (one result or the compared α values)
+with the α readout and, for an example or a new language, the inputs out of band; a form
+submitted without script is sent back to its page, drawn for it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from app.compute import Budget, compute_budget, priced_budget, text_cost
-from app.numbers import MAX_BEAM_WIDTH
+from app.compute import Budget, compute_budget
 from app.registry import Registry
 from app.responses import back_to_page, respond, wants_fragment
 from app.seq2seq import service
-from app.seq2seq.morphology_labels import feature_labels, language_name
 from app.seq2seq.requests import (
+    FigureOptions,
+    InflectFigure,
     InflectRequest,
     InflectResponse,
     OptionsResponse,
-    Task,
+    TranslateFigure,
     TranslateRequest,
     TranslateResponse,
 )
-from app.seq2seq.widget import (
-    URL_PREFIX,
-    WIDGET_ID,
-    figure_view,
-    form_state,
-    nearest_cell,
-)
+from app.seq2seq.widget import controls, figure_view, inflection_labels, nearest_cell
 from models.seq2seq_run import run
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
@@ -44,6 +38,8 @@ router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
 InflectBudget = Annotated[Budget, Depends(compute_budget(InflectRequest))]
 TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest))]
+InflectFigureBudget = Annotated[Budget, Depends(compute_budget(InflectFigure, "query"))]
+TranslateFigureBudget = Annotated[Budget, Depends(compute_budget(TranslateFigure, "query"))]
 
 ERRORS = {
     422: {"description": "A sentence saying what to change in the request"},
@@ -60,14 +56,45 @@ ERRORS = {
 
 
 def answer(
-    request: Request, payload: InflectRequest | TranslateRequest, registry: Registry, budget: Budget
-) -> BaseModel | HTMLResponse:
-    """The family's Trace as JSON, or as the figure for htmx. A reader's error, a missing
-    model or a stopped decode is answered by app.errors' handlers."""
+    request: Request,
+    payload: InflectRequest | TranslateRequest,
+    registry: Registry,
+    budget: Budget,
+) -> BaseModel | Response:
+    """The family's Trace as JSON, or as the figure for htmx: the result for a POST, the
+    widget's figure (its columns, readout and maybe inputs) for a figure request. A reader's
+    error, a missing model or a stopped decode is answered by app.errors' handlers."""
+    if isinstance(payload, FigureOptions):
+        return figure_answer(request, payload, registry, budget)
     response = run(payload, registry.get, budget.check)
     compact = request.query_params.get("compact") == "1"
     view = service.result_view(response, compact)
     return respond(request, response, "partials/seq2seq/result.html", view)
+
+
+def figure_answer(
+    request: Request, figure: FigureOptions, registry: Registry, budget: Budget
+) -> BaseModel | Response:
+    task = figure.TASK
+    new_language = request.headers.get("HX-Trigger-Name") == "language"
+    if new_language and isinstance(figure, InflectFigure):
+        cells = service.options(registry).inflection.features.get(figure.language, [])
+        figure = figure.model_copy(update={"features": nearest_cell(figure.features, cells)})
+    context = controls(task, figure)
+    address = figure.address(context["prefix"])
+    if not wants_fragment(request):
+        return back_to_page(request, address, f"#{context['widget_id']}")
+    drawn = figure_view(registry, figure, budget.check)
+    context |= {"figure": drawn, "inputs": figure.example is not None or new_language}
+    if context["inputs"]:
+        options = service.options(registry)
+        chosen = options.inflection if task == "inflection" else options.translation
+        context["options"] = chosen
+        if task == "inflection":
+            context |= inflection_labels(chosen)
+    views = [drawn["single"]] if drawn["single"] else [c["view"] for c in drawn["columns"]]
+    body = next(view["result"] for view in views if view is not None)
+    return respond(request, body, "partials/seq2seq/figure-answer.html", context, address)
 
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
@@ -95,65 +122,23 @@ def options(registry: Registry) -> OptionsResponse:
     return service.options(registry)
 
 
-async def figure_price(request: Request) -> int:
-    """A figure's tokens: as for the POST routes, times the compared α values."""
-    query = request.query_params
-    text = query.get("text") or query.get("lemma") or ""
-    try:
-        beam = min(max(int(query.get("beam_width") or 5), 1), MAX_BEAM_WIDTH)
-    except ValueError:
-        beam = 1
-    columns = len(service.COMPARE_ALPHAS) if query.get("compare") == "on" else 1
-    return text_cost(len(text), beam) * columns
-
-
-FigureBudget = Annotated[Budget, Depends(priced_budget(figure_price))]
-
-
-def figure(request: Request, task: Task, registry: Registry, budget: Budget) -> Response:
-    form = dict(request.query_params)
-    new_language = request.headers.get("HX-Trigger-Name") == "language"
-    if task == "inflection" and new_language and "language" in form:
-        cells = service.options(registry).inflection.features.get(form["language"], [])
-        form["features"] = nearest_cell(form.get("features", ""), cells)
-    state, alphas = form_state(registry, task, form)
-    if not wants_fragment(request):
-        return back_to_page(request, state.url_state(), f"#{WIDGET_ID[task]}")
-    try:
-        drawn = figure_view(registry, state, alphas, budget.check)
-    except ValidationError as exc:  # worded for the reader by app.errors
-        raise RequestValidationError(exc.errors()) from exc
-    context: dict[str, Any] = {
-        "widget_id": WIDGET_ID[task],
-        "endpoint": f"/api/seq2seq/{URL_PREFIX[task]}/figure",
-        "state": state,
-        "figure": drawn,
-        "readout": state.readout(),
-        "inputs": "example" in request.query_params
-        or request.headers.get("HX-Trigger-Name") == "language",
-        "beam_max": MAX_BEAM_WIDTH,
-    }
-    if context["inputs"] and task == "inflection":
-        options = service.options(registry).inflection
-        context |= {
-            "options": options,
-            "language_names": {code: language_name(code) for code in options.languages},
-            "feature_labels": feature_labels(options.features),
-        }
-    elif context["inputs"]:
-        context["options"] = service.options(registry).translation
-    views = [drawn["single"]] if drawn["single"] else [c["view"] for c in drawn["columns"]]
-    body = next(view["result"] for view in views if view is not None)
-    return respond(request, body, "partials/seq2seq/figure-answer.html", context, state.url_state())
-
-
-@router.get("/inflect/figure", include_in_schema=False)
-def inflect_figure(request: Request, registry: Registry, budget: FigureBudget) -> Response:
+@router.get("/inflect/figure", include_in_schema=False, response_model=None)
+def inflect_figure(
+    request: Request,
+    figure: Annotated[InflectFigure, Query()],
+    registry: Registry,
+    budget: InflectFigureBudget,
+) -> BaseModel | Response:
     """The inflection widget's figure for its form's fields."""
-    return figure(request, "inflection", registry, budget)
+    return answer(request, figure, registry, budget)
 
 
-@router.get("/translate/figure", include_in_schema=False)
-def translate_figure(request: Request, registry: Registry, budget: FigureBudget) -> Response:
+@router.get("/translate/figure", include_in_schema=False, response_model=None)
+def translate_figure(
+    request: Request,
+    figure: Annotated[TranslateFigure, Query()],
+    registry: Registry,
+    budget: TranslateFigureBudget,
+) -> BaseModel | Response:
     """The translation widget's figure for its form's fields."""
-    return figure(request, "translation", registry, budget)
+    return answer(request, figure, registry, budget)

@@ -14,8 +14,9 @@ from typing import Any
 
 from app.answer_cache import ANSWERS
 from app.registry import ModelRegistry, ModelUnavailable, register_loader
-from app.seq2seq.requests import (
-    InflectionExample,
+from app.seq2seq.requests import (  # the examples are part of the options the API lists
+    INFLECTION_EXAMPLES,
+    TRANSLATION_EXAMPLES,
     InflectionOptions,
     InflectRequest,
     InflectResponse,
@@ -25,7 +26,6 @@ from app.seq2seq.requests import (
     Task,
     TranslateRequest,
     TranslateResponse,
-    TranslationExample,
     TranslationOptions,
     TranslationReference,
 )
@@ -36,68 +36,10 @@ from models.tasks.inflection_serving import inflection_options
 register_loader("seq2seq")(load_served)
 register_loader("reference")(load_reference)
 
-COMPARE_ALPHAS = tuple(SERVED["translation"])  # the α values a compare figure shows
-
 
 def format_alphas(alphas: list[float]) -> str:
     return ", ".join(f"{alpha:g}" for alpha in alphas)
 
-
-# Lemmas that show the cases the deep-dive discusses, from the training split (go) and the
-# held-out test split (the rest) of models.tasks.inflection.lemma_split; tests check the splits,
-# the forms, and that the widget's first render shows a right and a wrong answer among them.
-INFLECTION_EXAMPLES = (
-    InflectionExample(
-        label="go → past",
-        lemma="go",
-        language="en",
-        features="V;PST",
-        why="an irregular verb from the training split: went, not the regular-rule *goed",
-    ),
-    InflectionExample(
-        label="fight → past",
-        lemma="fight",
-        language="en",
-        features="V;PST",
-        why="a held-out irregular verb: no rule gives fought, so a model that never saw it "
-        "tends to say *fighted",
-    ),
-    InflectionExample(
-        label="Standplatz → plural",
-        lemma="Standplatz",
-        language="de",
-        features="N;NOM;PL",
-        why="a German plural with umlaut: Standplätze",
-    ),
-    InflectionExample(
-        label="vertex → plural",
-        lemma="vertex",
-        language="en",
-        features="N;PL",
-        why="a cell with two valid forms: vertexes and vertices",
-    ),
-    InflectionExample(
-        label="anteponer → past subjunctive",
-        lemma="anteponer",
-        language="es",
-        features="V;SBJV;PST;1;SG",
-        why="Spanish keeps two past subjunctives: antepusiera and antepusiese",
-    ),
-)
-
-# Sentences from the held-out test split of models.tasks.translation (split by source hash), one
-# from the training split and one the corpus does not have; tests check which is which.
-TRANSLATION_EXAMPLES = (
-    TranslationExample(label="property name", text="The name of the property"),
-    TranslationExample(label="Cancel (a label)", text="Cancel"),
-    TranslationExample(label="permission denied", text="Permission denied"),
-    TranslationExample(label="window size", text="Saving window size and position"),
-    TranslationExample(label="delete files (not in the corpus)", text="Delete the selected files"),
-    TranslationExample(
-        label="online accounts (12 words)",
-        text="Connect to your online accounts and decide what to use them for",
-    ),
-)
 
 def model_options(registry: ModelRegistry, task: Task) -> list[ModelOption]:
     options = []

@@ -84,11 +84,6 @@ def register_widget(
     return decorator
 
 
-def register_static_widget(name: str, *, needs: Iterable[str] = ()) -> None:
-    """A widget whose template needs no server data but does need scripts."""
-    WIDGETS[name] = WidgetSpec(name, None, frozenset(needs))
-
-
 PROVIDER_MODULES = (
     "app.entmax.widget",
     "app.pointer.widget",

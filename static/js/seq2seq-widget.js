@@ -8,9 +8,8 @@ document.addEventListener("DOMContentLoaded", () => {
   // After htmx has processed the page (its DOMContentLoaded listener was added first).
   for (const root of document.querySelectorAll("[data-s2s]")) {
     const slider = root.querySelector("[data-s2s-alpha-slider]");
-    const labels = slider.dataset.labels.split(" ");
     slider.addEventListener("input", () => {
-      slider.setAttribute("aria-valuetext", `α = ${labels[Number(slider.value)]}`);
+      slider.setAttribute("aria-valuetext", `α = ${Number(slider.value)}`);
     });
     root.dataset.s2sReady = "true";
   }
