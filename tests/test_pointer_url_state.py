@@ -1,6 +1,7 @@
-"""A pointer board drawn by the server from the page address (app/pointer/url_state.py): a shared
-link shows the shared points, decoder, model and step without script; a broken or too heavy
-address says what the drawing shows instead."""
+"""A pointer board drawn by the server from the page address (app/pointer/url_state.py): the
+board's request fields under its key, read by the request model. A shared link shows the shared
+points, decoder, model and step without script, a link made before the fields were the address
+draws the same figure, and a broken or too heavy address says what the drawing shows instead."""
 
 from __future__ import annotations
 
@@ -12,16 +13,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from app.main import ROOT, create_app
-from app.pointer.url_state import (
-    BoardState,
-    address,
-    board_state,
-    inputs_text,
-    parse_inputs,
-    url_keys,
-)
+from app.pointer.requests import PointsBoard, ValuesBoard
+from app.pointer.url_state import address, board_fields, inputs_text, url_keys
+from app.pointer.widget import light_enough
 from models.checkpoints import read_manifest
 from models.pointer_run import SERVED
 
@@ -30,69 +27,108 @@ PAGE = "/papers/pointer-networks"
 FIVE = "0.15,0.2;0.85,0.1;0.5,0.45;0.9,0.8;0.2,0.85"
 
 
-def test_the_keys_are_the_ones_the_script_writes() -> None:
-    assert url_keys(["hull"]) == {
-        "hull",
+def test_the_keys_are_the_request_fields_under_the_board_key() -> None:
+    assert {
+        "hull-points",
         "hull-decoder",
-        "hull-width",
-        "hull-k",
+        "hull-beam_width",
+        "hull-samples",
+        "hull-seed",
         "hull-alpha",
         "hull-step",
-    }
-    assert {"sort", "tsp-step"} <= url_keys()
+    } <= url_keys(["hull"])
+    assert {"hull", "hull-width", "hull-k"} <= url_keys(["hull"])  # links made before
+    assert {"sort-values", "tsp-step"} <= url_keys()
 
 
-def test_the_address_reads_as_the_script_reads_it() -> None:
+def test_the_address_is_read_by_the_request_model() -> None:
     query = {
-        "hull": "0.1,0.2;0.8,0.1;0.5,0.9;",
-        "hull-decoder": "beam50",  # clamped to the widest beam, as the script does
-        "hull-alpha": "1.7",  # no checkpoint has it: ignored
+        "hull-points": "0.1,0.2;0.8,0.1;0.5,0.9;",
+        "hull-decoder": "beam",
+        "hull-beam_width": "16",
+        "hull-alpha": "1",
         "hull-step": "3",
         "tsp-step": "2",  # another board's
+        "hull-2-step": "4",  # a board whose id starts with this one's
     }
-    state = board_state("hull", "hull", query, [1.0, 1.5])
-    assert state == BoardState([[0.1, 0.2], [0.8, 0.1], [0.5, 0.9]], "beam", 16, 64, None, 2)
-    assert board_state("hull", "hull", {"tsp": FIVE}, [1.0]) is None
-    sort = board_state("sort", "sort", {"sort-decoder": "sample300"}, [1.0])
-    assert sort is not None and sort.inputs is None and sort.samples == 256
-    assert parse_inputs("sort", "0.5, 1e3,") == [0.5, 1000.0]
-    with pytest.raises(ValueError, match="coordinate that is not a number: “x”"):
-        parse_inputs("hull", "0.1,x")
+    fields = board_fields("hull", "hull", query)
+    board = PointsBoard.model_validate(fields)
+    assert board == PointsBoard(
+        points=[(0.1, 0.2), (0.8, 0.1), (0.5, 0.9)],
+        decoder="beam",
+        beam_width=16,
+        alpha=1.0,
+        step=3,
+    )
+    assert board_fields("hull", "hull", {"tsp-points": FIVE}) is None
+    sort = ValuesBoard.model_validate({"values": "0.5, 1e3,", "samples": "256"})
+    assert sort.values == [0.5, 1000.0] and sort.samples == 256
+    with pytest.raises(ValidationError, match="coordinate that is not a number: “x”"):
+        PointsBoard.model_validate({"points": "0.1,x"})
+    with pytest.raises(ValidationError, match="less than or equal to 16"):
+        PointsBoard.model_validate({"points": FIVE, "beam_width": "50"})
 
 
-def test_the_form_reads_as_the_address_and_writes_it_short() -> None:
-    """The board's form sends one point per line and the counts in fields of their own."""
+def test_links_made_before_read_as_the_fields_they_stood_for() -> None:
+    old = {"hull": FIVE, "hull-decoder": "beam4", "hull-alpha": "1", "hull-step": "2"}
+    assert board_fields("hull", "hull", old) == {
+        "points": FIVE,
+        "decoder": "beam",
+        "beam_width": "4",
+        "alpha": "1",
+        "step": "2",
+    }
+    form = {"sort": "0.6 0.1", "sort-decoder": "sample", "sort-k": "9", "sort-width": "3"}
+    board = ValuesBoard.model_validate(board_fields("sort", "sort", form))
+    assert (board.values, board.decoder, board.samples, board.beam_width) == (
+        [0.6, 0.1],
+        "sample",
+        9,
+        3,
+    )
+
+
+def test_the_form_reads_as_the_address_and_the_answer_writes_the_fields() -> None:
+    """The board's form sends one point per line; the answer's address writes the fields."""
     form = {
-        "tsp": "0.1, 0.2\n0.8 0.1\n\n0.5,0.9\n",
+        "tsp-points": "0.1, 0.2\n0.8 0.1\n\n0.5,0.9\n",
         "tsp-decoder": "sample",
-        "tsp-width": "3",
-        "tsp-k": "999",
+        "tsp-beam_width": "3",
+        "tsp-samples": "200",
         "tsp-alpha": "1",
         "tsp-step": "4",
     }
-    state = board_state("tsp", "tsp", form, [1.0])
-    assert state == BoardState([[0.1, 0.2], [0.8, 0.1], [0.5, 0.9]], "sample", 3, 256, 1.0, 3)
-    assert address("tsp", "tsp", state) == {
-        "tsp": "0.1,0.2;0.8,0.1;0.5,0.9",
-        "tsp-decoder": "sample256",
-        "tsp-alpha": "1",
-        "tsp-step": "4",
+    board = PointsBoard.model_validate(board_fields("tsp", "tsp", form))
+    assert board.points == [(0.1, 0.2), (0.8, 0.1), (0.5, 0.9)]
+    assert address("tsp", board) == {
+        "tsp": None,
         "tsp-width": None,
         "tsp-k": None,
+        "tsp-values": None,
+        "tsp-points": "0.1,0.2;0.8,0.1;0.5,0.9",
+        "tsp-decoder": "sample",
+        "tsp-beam_width": "3",
+        "tsp-samples": "200",
+        "tsp-seed": "0",
+        "tsp-alpha": "1",
+        "tsp-step": "4",
     }
-    assert inputs_text("tsp", state.inputs) == "0.1, 0.2\n0.8, 0.1\n0.5, 0.9\n"
-    assert parse_inputs("sort", "0.5 0.25;3") == [0.5, 0.25, 3.0]
-    with pytest.raises(ValueError, match=r"Point 2 \(line 2\) needs two numbers"):
-        parse_inputs("hull", "0.1, 0.2\n0.3\n")
-    with pytest.raises(ValueError, match="not a number: “nan”"):
-        parse_inputs("sort", "0.1, nan")
+    assert inputs_text(board.inputs()) == "0.1, 0.2\n0.8, 0.1\n0.5, 0.9\n"
+    sort = ValuesBoard(values=[0.5, 0.25, 3.0])
+    assert address("sort", sort)["sort-values"] == "0.5,0.25,3"
+    assert address("sort", sort)["sort-alpha"] is None
+    with pytest.raises(ValidationError, match=r"Point 2 \(line 2\) needs two numbers"):
+        PointsBoard.model_validate({"points": "0.1, 0.2\n0.3\n"})
+    with pytest.raises(ValidationError, match="not a number: “nan”"):
+        ValuesBoard.model_validate({"values": "0.1, nan"})
 
 
 def test_only_a_light_decode_runs_while_the_page_loads() -> None:
-    hundred = [[0.5, 0.5]] * 100
-    assert BoardState(hundred).fits_the_page()
-    assert not BoardState(hundred, "beam", beam_width=16).fits_the_page()
-    assert BoardState(hundred[:10], "sample", samples=64).fits_the_page()
+    hundred = [(i / 100, 0.5) for i in range(100)]
+    assert light_enough(PointsBoard(points=hundred))[1] is None
+    heavy, note = light_enough(PointsBoard(points=hundred, decoder="beam", beam_width=16))
+    assert heavy.decoder == "greedy" and note is not None
+    assert light_enough(PointsBoard(points=hundred[:10], decoder="sample", samples=64))[1] is None
 
 
 needs_models = pytest.mark.skipif(
@@ -118,10 +154,32 @@ def config(figure: str) -> dict:
     return json.loads(block.group(1))
 
 
+def read_points(text: str) -> list[tuple[float, float]]:
+    return PointsBoard.model_validate({"points": text}).points
+
+
+@needs_models
+def test_a_link_made_before_draws_what_its_fields_draw(site: TestClient) -> None:
+    points = "0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.55,0.6;0.15,0.85"
+    old = f"?hull={points}&hull-decoder=beam4&hull-step=2&sort=0.3,0.9,0.1&sort-alpha=1.5"
+    new = (
+        f"?hull-points={points}&hull-decoder=beam&hull-beam_width=4&hull-step=2"
+        "&sort-values=0.3,0.9,0.1&sort-alpha=1.5"
+    )
+    before, after = site.get(PAGE + old).text, site.get(PAGE + new).text
+    unique = re.compile(r"pb-hm-[0-9a-f]{8}")  # the heatmap's pattern id, new per drawing
+    for key in ("hull", "sort", "tsp"):
+        assert unique.sub("", board(before, key)) == unique.sub("", board(after, key))
+    assert board(after, "hull").count('class="pb-point') == 6
+
+
 @needs_models
 def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
     points = "0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.55,0.6;0.15,0.85"
-    query = f"?hull={points}&hull-decoder=beam4&hull-step=2&sort=0.3,0.9,0.1&sort-alpha=1.5"
+    query = (
+        f"?hull-points={points}&hull-decoder=beam&hull-beam_width=4&hull-step=2"
+        "&sort-values=0.3,0.9,0.1&sort-alpha=1.5"
+    )
     figure = board(site.get(PAGE + query).text, "hull")
     assert figure.count('class="pb-point') == 6
     assert '<option value="beam" selected>' in figure
@@ -130,8 +188,8 @@ def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
     data = json.loads(re.search(r"data-result-json>(.*?)</script>", figure, re.S).group(1))
     assert (data["n"], data["decoder"], data["beam_width"]) == (6, "beam", 4)
     typed = re.search(r"<textarea[^>]*>(.*?)</textarea>", figure, re.S).group(1)
-    assert parse_inputs("hull", typed) == parse_inputs("hull", points)
-    assert parse_inputs("hull", config(figure)["example"]) != parse_inputs("hull", points)
+    assert read_points(typed) == read_points(points)
+    assert read_points(config(figure)["example"]) != read_points(points)
     assert re.search(r"data-url-note hidden>\s*</p>", figure)
     page = site.get(PAGE + query).text
     sort = board(page, "sort")
@@ -144,10 +202,10 @@ def test_a_shared_board_is_drawn_by_the_server(site: TestClient) -> None:
 
 @needs_models
 def test_a_broken_shared_board_says_so_and_shows_the_example(site: TestClient) -> None:
-    figure = board(site.get(f"{PAGE}?hull=0.1,0.2;0.5,x;0.9,0.1").text, "hull")
+    figure = board(site.get(f"{PAGE}?hull-points=0.1,0.2;0.5,x;0.9,0.1").text, "hull")
     assert "coordinate that is not a number: “x”. The board shows its example instead." in figure
     assert figure.count('class="pb-point') == 5
-    outside = board(site.get(f"{PAGE}?hull=0.1,0.2;0.5,1.5;0.9,0.1").text, "hull")
+    outside = board(site.get(f"{PAGE}?hull-points=0.1,0.2;0.5,1.5;0.9,0.1").text, "hull")
     assert "The board shows its example instead." in outside
     assert "[1]" not in outside.split("data-url-note")[1][:300]  # the reader's words
 
@@ -156,7 +214,9 @@ def test_a_broken_shared_board_says_so_and_shows_the_example(site: TestClient) -
 def test_a_decode_too_heavy_for_the_page_is_drawn_greedily(site: TestClient) -> None:
     rng = random.Random(3)
     points = ";".join(f"{rng.random():.3f},{rng.random():.3f}" for _ in range(100))
-    figure = board(site.get(f"{PAGE}?hull={points}&hull-decoder=beam16").text, "hull")
+    figure = board(
+        site.get(f"{PAGE}?hull-points={points}&hull-decoder=beam&hull-beam_width=16").text, "hull"
+    )
     assert "This drawing uses greedy decoding: beam search (width 16) over 100 inputs" in figure
     assert '<option value="greedy" selected>' in figure
     assert figure.count('class="pb-point') == 100

@@ -30,6 +30,7 @@ from app.pointer.views import (
     board_xy,
     halo_radius,
     line_x,
+    polygon_path,
     result_context,
     step_text,
 )
@@ -39,7 +40,6 @@ ARROW_MAX_WIDTH = 6.0  # stroke width of an arrow with probability 1
 END_XY = (FRAME - 44.0, 44.0)  # the hull's end position, top right
 LINE_Y = 60.0  # sorting: the number line
 SLOT_Y = 170.0  # sorting: the model's output slots
-LINE_HEIGHT = 220  # the sorting board's viewBox height
 SLOT_DIGIT_WIDTH = 6.3  # the slots' 9 px numbers
 
 
@@ -65,12 +65,6 @@ def arrow(
         "width": round(max(0.15, ARROW_MAX_WIDTH * p), 2),
         "p": p,
     }
-
-
-def path_through(coords: Sequence[tuple[float, float]], closed: bool) -> str:
-    if not coords:
-        return ""
-    return "M" + " L".join(f"{x},{y}" for x, y in coords) + (" Z" if closed else "")
 
 
 def chosen_so_far(result: PointerTrace, step: int) -> list[int]:
@@ -120,9 +114,9 @@ def points_board(
         return figure
     current = result.steps[step]
     closed = task == "tsp" or result.valid
-    figure["reference"] = path_through([coords[i] for i in result.reference.order], True)
-    figure["model"] = path_through([coords[i] for i in result.order], closed)
-    figure["progress"] = path_through([coords[i] for i in chosen_so_far(result, step)], False)
+    figure["reference"] = polygon_path([coords[i] for i in result.reference.order], True)
+    figure["model"] = polygon_path([coords[i] for i in result.order], closed)
+    figure["progress"] = polygon_path([coords[i] for i in chosen_so_far(result, step)], False)
     previous = result.steps[step - 1].chosen if step > 0 else None
     if previous is not None and previous < result.n:
         start = coords[previous]

@@ -7,7 +7,9 @@ the last input) in each step's distribution and in `chosen`; `order` never conta
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import math
+import re
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -133,6 +135,9 @@ class PointsRequest(PointerDecodeOptions):
             first_seen[point] = i
         return points
 
+    def inputs(self) -> list[list[float]]:
+        return [list(point) for point in self.points]
+
     def cost(self) -> int:
         return pointer_cost(len(self.points), self.hypotheses())
 
@@ -153,8 +158,88 @@ class ValuesRequest(PointerDecodeOptions):
         examples=[[0.62, 0.15, 0.87, 0.4, 0.05]],
     )
 
+    def inputs(self) -> list[float]:
+        return list(self.values)
+
     def cost(self) -> int:
         return pointer_cost(len(self.values), self.hypotheses())
+
+
+def number(part: str, what: str) -> float:
+    try:
+        value = float(part)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ValueError(f"The board got a {what} that is not a number: “{part}”.")
+    return value
+
+
+def from_text(value: Any, pairs: bool) -> Any:
+    """The address's `0.1,0.2;0.8,0.1` or the board's one `x, y` per line -> [[0.1, 0.2],
+    [0.8, 0.1]] (`pairs`), `0.6,0.1` or `0.6 0.1` -> [0.6, 0.1]; a string, or the query's
+    list of them. A JSON list of numbers passes as it is."""
+    texts = [value] if isinstance(value, str) else value
+    if not texts or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return value
+    if not pairs:
+        return [number(v, "value") for t in texts for v in re.split(r"[\s,;]+", t) if v]
+    points: list[list[float]] = []
+    lines = [line for text in texts for line in re.split(r"[;\n]", text)]
+    for i, parts in enumerate(([v for v in re.split(r"[\s,]+", line) if v] for line in lines), 1):
+        if parts and len(parts) != 2:
+            raise ValueError(f"Point {len(points) + 1} (line {i}) needs two numbers, x and y.")
+        if parts:
+            points.append([number(v, "coordinate") for v in parts])
+    return points
+
+
+def number_from_text(value: Any) -> Any:
+    """The address spells numbers as text: "4" -> 4, "1.5" -> 1.5; anything else as it is."""
+    for kind in (int, float):
+        try:
+            return kind(value) if isinstance(value, str) else value
+        except ValueError:
+            pass
+    return value
+
+
+class BoardFields(BaseModel):
+    """What a board adds to its request: the decoder step it shows. The board's request reads
+    its numbers from text as well (the page address, the board's form)."""
+
+    step: int = Field(1, ge=1, description="the decoder step shown, counting from 1")
+
+    _numbers = field_validator(
+        "beam_width", "samples", "seed", "alpha", "step", mode="before", check_fields=False
+    )(number_from_text)
+
+
+class PointsBoard(BoardFields, PointsRequest):
+    """A hull or TSP board's state: its request and step. It may hold fewer points than a
+    decode needs (a cleared board, the first clicks); the board then says so."""
+
+    points: list[tuple[Coordinate, Coordinate]] = Field(max_length=MAX_INPUTS)
+
+    _text = field_validator("points", mode="before")(lambda value: from_text(value, pairs=True))
+
+
+class ValuesBoard(BoardFields, ValuesRequest):
+    """The sorting board's state: its request and step; it may hold fewer values than a
+    decode needs."""
+
+    values: list[Value] = Field(max_length=MAX_INPUTS)
+
+    _text = field_validator("values", mode="before")(lambda value: from_text(value, pairs=False))
+
+
+Board = PointsBoard | ValuesBoard
+BOARDS: dict[str, type[PointsBoard] | type[ValuesBoard]] = {
+    "hull": PointsBoard,
+    "tsp": PointsBoard,
+    "sort": ValuesBoard,
+}
+INPUTS = {"hull": "points", "tsp": "points", "sort": "values"}  # the field of each task's inputs
 
 
 class VariantInfo(BaseModel):

@@ -3,34 +3,37 @@ and the board's htmx round trip.
 
 POST /api/pointer/{task} answers JSON, or with an `HX-Request` header the same trace as the
 answer's HTML fragment (templates/partials/pointer/result.html). GET
-/api/pointer/{task}/board/{key} takes a board's state as the page address spells it (the keys
-of app/pointer/url_state.py, which the board's form sends) and answers the board's figure with
-its other live parts out of band, and the page address to show (`HX-Replace-Url`). Errors are
-app/errors.py's: a reader's input 422, a missing model 503, a bug 500.
+/api/pointer/{task}/board/{key} takes a board's state, its request with the step it shows
+(PointsBoard, ValuesBoard), from the query and answers the board's figure with its other live
+parts out of band, and the page address to show (`HX-Replace-Url`, app/pointer/url_state.py);
+without `HX-Request`, the trace as JSON. Errors are app/errors.py's: a reader's input 422, a
+missing model 503, a bug 500.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Path, Query, Request
 
-from app.compute import Budget, compute_budget, pointer_cost, priced_budget, stops_answered
+from app.compute import Budget, compute_budget, stops_answered
 from app.pointer.board import live_context
 from app.pointer.requests import (
+    Board,
     HullResponse,
+    PointsBoard,
     PointsRequest,
     SortResponse,
     Task,
     TaskModels,
     TspResponse,
+    ValuesBoard,
     ValuesRequest,
 )
-from app.pointer.service import solve, solve_board, task_models
-from app.pointer.url_state import BoardState, address, board_state
+from app.pointer.service import solve, task_models
+from app.pointer.url_state import address
 from app.pointer.views import result_context
-from app.responses import page_url, respond
+from app.responses import respond, wants_fragment
 from models.errors import InvalidInput
 
 router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
@@ -93,44 +96,44 @@ def models(request: Request) -> list[TaskModels]:
 # ---- the board's round trip ----
 
 
-def requested_board(request: Request) -> tuple[Task, str, BoardState]:
-    """The board's state from the query; InvalidInput (422) when the inputs do not parse."""
-    task, key = request.path_params["task"], request.path_params["key"]
-    registry = request.app.state.registry
-    alphas = [v.alpha for v in task_models(registry, task).variants]
+def board_answer(request: Request, task: Task, key: str, board: Board, budget: Budget) -> Any:
+    """The board's figure for its state, with its other live parts out of band and the page
+    address to show. Inputs the model cannot take (too few, all on one line, …) are drawn
+    with the sentence in an answer of their own (200: the browser logs no refused request;
+    tests/browser/test_pointer_board.py::test_typed_coordinates_and_errors): the one place
+    a reader's error is caught."""
     try:
-        state = board_state(task, key, dict(request.query_params), alphas)
-    except ValueError as exc:
-        raise InvalidInput(str(exc)) from exc
-    return task, key, state if state is not None else BoardState([])
+        with stops_answered(budget):
+            result = solve(request.app.state.registry, task, board, budget.check, remember=True)
+        error = None
+    except InvalidInput as exc:
+        if not wants_fragment(request):
+            raise
+        result, error = None, str(exc)
+    context = live_context(key, task, board.inputs(), result, error, board.step - 1)
+    if result is not None:  # the step drawn, within the decode's
+        board = board.model_copy(update={"step": context["current_step"] + 1})
+    template = "partials/pointer/board-update.html"
+    return respond(request, result, template, context, address(key, board))
 
 
-async def board_cost(request: Request) -> int:
-    try:
-        _, _, state = requested_board(request)
-    except InvalidInput:
-        return 1
-    return pointer_cost(len(state.inputs), state.hypotheses())
+PointsQuery = Annotated[PointsBoard, Query()]
+ValuesQuery = Annotated[ValuesBoard, Query()]
+PointsCost = Annotated[Budget, Depends(compute_budget(PointsBoard, "query"))]
+ValuesCost = Annotated[Budget, Depends(compute_budget(ValuesBoard, "query"))]
+BOARD = {"response_model": None, "include_in_schema": False}
 
 
-BoardBudget = Annotated[Budget, Depends(priced_budget(board_cost))]
+@router.get("/hull/board/{key}", **BOARD)
+def hull_board(key: BoardKey, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+    return board_answer(request, "hull", key, board, budget)
 
 
-@router.get("/{task}/board/{key}", response_class=HTMLResponse, include_in_schema=False)
-def board(task: Task, key: BoardKey, request: Request, budget: BoardBudget) -> HTMLResponse:
-    """The board `key` of `task` drawn for the state in the query: its figure, then the step
-    line, the sentence (when the inputs cannot be decoded) and the answer's details, each
-    swapped in by id."""
-    _, _, state = requested_board(request)
-    with stops_answered(budget):
-        result, error = solve_board(request.app.state.registry, task, state, budget.check)
-    step = state.step if result is None else min(state.step, len(result.steps) - 1)
-    context = live_context(key, task, state.inputs, result, error, step)
-    response = request.app.state.templates.TemplateResponse(
-        request, "partials/pointer/board-update.html", context
-    )
-    current = request.headers.get("HX-Current-URL")
-    drawn = BoardState(**{**state.__dict__, "step": step})
-    if current and (url := page_url(current, address(key, task, drawn))):
-        response.headers["HX-Replace-Url"] = url
-    return response
+@router.get("/tsp/board/{key}", **BOARD)
+def tsp_board(key: BoardKey, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+    return board_answer(request, "tsp", key, board, budget)
+
+
+@router.get("/sort/board/{key}", **BOARD)
+def sort_board(key: BoardKey, board: ValuesQuery, request: Request, budget: ValuesCost) -> Any:
+    return board_answer(request, "sort", key, board, budget)

@@ -12,7 +12,13 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from app.pointer.requests import HullResponse, PointerResponse, SortResponse, TspResponse
+from app.pointer.requests import (
+    HullResponse,
+    PointerResponse,
+    PointerStep,
+    SortResponse,
+    TspResponse,
+)
 
 FRAME = 400  # SVG user units, square board
 PAD = 24
@@ -222,6 +228,30 @@ CELL = 10  # heatmap user units per cell; a cell is drawn 9 wide, the rest is th
 TINT_LEVELS = 20  # nonzero probabilities are drawn in this many tints (the table has the values)
 
 
+def heatmap_columns(
+    labels: Sequence[str], left: float, every: int, chosen: PointerStep | None, step: int | None
+) -> list[dict[str, Any]]:
+    """The heatmap's columns: a hover target each, numbered every `every`th, with the
+    probability at the outlined step in its tooltip."""
+    columns = []
+    for c, label in enumerate(labels):
+        title = f"position {label}"
+        if chosen is not None and step is not None:
+            title += f": p = {probability_text(chosen.distribution[c])} at step {step + 1}"
+        shown = c == 0 or (c + 1) % every == 0 or c == len(labels) - 1
+        x = left + c * CELL
+        columns.append(
+            {
+                "index": c,
+                "x": x,
+                "label_x": x + 4.5,
+                "label": label if shown else "",
+                "title": title,
+            }
+        )
+    return columns
+
+
 def heatmap_view(result: PointerResponse, step: int | None) -> dict[str, Any]:
     """The heatmap of every step's distribution, drawn by the server (templates/partials/
     pointer/heatmap.html): rows are decoder steps, columns input positions. Cells of one tint
@@ -259,21 +289,7 @@ def heatmap_view(result: PointerResponse, step: int | None) -> dict[str, Any]:
             for r in range(rows)
             if r == step or (r + 1) % every == 0 or r == 0
         ],
-        "columns": [
-            {
-                "index": c,
-                "x": left + c * CELL,
-                "label_x": left + c * CELL + 4.5,
-                "label": label if c == 0 or (c + 1) % every == 0 or c == columns - 1 else "",
-                "title": f"position {label}"
-                + (
-                    f": p = {probability_text(chosen.distribution[c])} at step {step + 1}"
-                    if chosen
-                    else ""
-                ),
-            }
-            for c, label in enumerate(labels)
-        ],
+        "columns": heatmap_columns(labels, left, every, chosen, step),
         "current": None if chosen is None else {"y": top + step * CELL - 0.5},
     }
 

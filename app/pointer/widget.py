@@ -1,90 +1,108 @@
 """pointer-board and pointer-worked-example: figures rendered from the trained models.
 
 Both run the real model on the server when the page renders, so the page shows a meaningful
-figure before any script runs. A board draws the state in the page address
-(app/pointer/url_state.py), so a shared link, or the board's own form submitted without script,
-shows that figure; with script, htmx asks GET /api/pointer/{task}/board/{key} for each new state
-and swaps the answer in (app/pointer/router.py), drawn by the same code (app/pointer/board.py).
+figure before any script runs. A board draws the state in the page address (its request's
+fields under its key, app/pointer/url_state.py), validated by the board's request model, so a
+shared link, or the board's own form submitted without script, shows that figure; with script,
+htmx asks GET /api/pointer/{task}/board/{key} for each new state and swaps the answer in
+(app/pointer/router.py), drawn by the same code (app/pointer/board.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
+from pydantic import ValidationError
+
+from app.compute import pointer_cost
+from app.errors import error_sentence
 from app.pointer.board import live_context
 from app.pointer.requests import (
+    BOARDS,
+    INPUTS,
     MAX_BEAM_WIDTH,
     MAX_INPUTS,
     MAX_SAMPLES,
     MIN_POINTS,
     MIN_VALUES,
+    Board,
     HullResponse,
     PointerTrace,
     PointsRequest,
     Task,
 )
-from app.pointer.service import solve, solve_board, task_models
-from app.pointer.url_state import BoardState, board_state, inputs_text, url_keys
+from app.pointer.service import solve, task_models
+from app.pointer.url_state import board_fields, inputs_text, url_keys
 from app.pointer.views import mapping_label, worked_example_context
-from app.registry import ModelRegistry, ModelUnavailable
+from app.registry import ModelUnavailable
 from app.widgets import WidgetEnv, WidgetError, register_widget
+from models.errors import InvalidInput
 
 # The deep-dive's worked example (prose numbering P1..P5): hull P1 P2 P4 P5, P3 inside.
 FIVE_POINTS = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
 FIVE_VALUES = [0.62, 0.15, 0.87, 0.40, 0.05]
 TITLES = {"hull": "Convex hull", "tsp": "Travelling salesman", "sort": "Sorting"}
 BOARD_KEY = re.compile(r"[a-z][a-z0-9-]{0,20}")
+# The heaviest decode a page render runs: greedy over the largest board the API accepts.
+PAGE_MAX_TOKENS = pointer_cost(MAX_INPUTS, 1)
+DECODER_NAMES = {"greedy": "greedy decoding", "beam": "beam search", "sample": "best of k samples"}
 
 
 def unavailable(task: Task, exc: ModelUnavailable) -> WidgetError:
     return WidgetError(exc.sentence, f"python -m models.train {exc.name}")
 
 
-def solve_on_page(
-    registry: ModelRegistry, task: Task, state: BoardState
-) -> tuple[PointerTrace | None, str | None]:
+def solve_on_page(env: WidgetEnv, task: Task, board: Board) -> PointerTrace:
     try:
-        return solve_board(registry, task, state)
+        return solve(env.registry, task, board, remember=True)
     except ModelUnavailable as exc:
         raise unavailable(task, exc) from exc
 
 
-def light_enough(state: BoardState) -> tuple[BoardState, str | None]:
+def light_enough(board: Board) -> tuple[Board, str | None]:
     """The state a page render decodes: greedy in place of a decode too heavy for it, with a
     sentence saying so."""
-    if state.fits_the_page():
-        return state, None
+    if board.cost() <= PAGE_MAX_TOKENS:
+        return board, None
+    count = {"beam": f" (width {board.beam_width})", "sample": f" (k = {board.samples})"}
     note = (
-        f"This drawing uses greedy decoding: {state.decoder_label()} over "
-        f"{len(state.inputs)} inputs is too heavy to run while the page loads; change any "
-        "setting, or press Apply, to run it."
+        f"This drawing uses greedy decoding: {DECODER_NAMES[board.decoder]}"
+        f"{count.get(board.decoder, '')} over {len(board.inputs())} inputs is too heavy to run "
+        "while the page loads; change any setting, or press Apply, to run it."
     )
-    return replace(state, decoder="greedy"), note
+    return board.model_copy(update={"decoder": "greedy"}), note
+
+
+def reader_sentence(exc: ValidationError | InvalidInput) -> str:
+    if isinstance(exc, ValidationError):
+        return error_sentence(exc.errors()[0], reader=True)
+    return str(exc)
 
 
 def page_state(
-    env: WidgetEnv, task: Task, key: str, example: list, alphas: list[float], url_state: Any
-) -> tuple[BoardState, PointerTrace | None, str | None, str | None]:
+    env: WidgetEnv, task: Task, key: str, example: list, address: Mapping[str, str]
+) -> tuple[Board, PointerTrace | None, str | None, str | None]:
     """(state, answer, sentence when there is no answer, note on the drawing) for the page's
     address; an address that cannot be drawn shows the example, and says why."""
+    problem = None
+    if (fields := board_fields(task, key, address)) is not None:
+        try:
+            board, note = light_enough(
+                BOARDS[task].model_validate({INPUTS[task]: example} | fields)
+            )
+            return board, solve_on_page(env, task, board), None, note
+        except (ValidationError, InvalidInput) as exc:
+            problem = f"{reader_sentence(exc)} The board shows its example instead."
     try:
-        shared = board_state(task, key, url_state or {}, alphas)
-        problem = None
-    except ValueError as exc:
-        shared, problem = None, f"{exc} The board shows its example instead."
-    if shared is not None:
-        shared = shared if shared.inputs is not None else replace(shared, inputs=example)
-        state, note = light_enough(shared)
-        result, error = solve_on_page(env.registry, task, state)
-        if result is not None:
-            return state, result, None, note
-        problem = f"{error} The board shows its example instead."
-    state = BoardState(example)
-    result, error = solve_on_page(env.registry, task, state)
-    return state, result, error, problem
+        board = BOARDS[task].model_validate({INPUTS[task]: example})
+    except ValidationError as exc:
+        raise WidgetError(f"pointer-board's example: {reader_sentence(exc)}") from exc
+    try:
+        return board, solve_on_page(env, task, board), None, problem
+    except InvalidInput as exc:
+        return board, None, str(exc), problem
 
 
 @register_widget(
@@ -104,13 +122,13 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
     example = params.get("values" if task == "sort" else "points")
     example = example or (FIVE_VALUES if task == "sort" else FIVE_POINTS)
     alphas = [v.alpha for v in task_models(env.registry, task).variants if v.available]
-    url_state = params.get("url_state")
-    state, result, error, note = page_state(env, task, key, example, alphas, url_state)
-    alpha = result.model.alpha if result else (state.alpha or 1.0)
+    board, result, error, note = page_state(env, task, key, example, params.get("url_state") or {})
+    alpha = result.model.alpha if result else (board.alpha or 1.0)
     config = {
         "task": task,
         "key": key,
-        "example": inputs_text(task, example),
+        "inputs_field": INPUTS[task],
+        "example": inputs_text(example),
         "min_inputs": MIN_VALUES if task == "sort" else MIN_POINTS,
         "max_inputs": MAX_INPUTS,
         "max_beam_width": MAX_BEAM_WIDTH,
@@ -121,11 +139,11 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "task": task,
         "title": TITLES[task],
         "config": config,
-        "inputs_text": inputs_text(task, state.inputs),
+        "inputs_text": inputs_text(board.inputs()),
         "alphas": [(f"{a:g}", mapping_label(a)) for a in alphas],
         "selected_alpha": f"{alpha:g}",
-        "state": state,
-        **live_context(key, task, state.inputs, result, error, state.step, note),
+        "state": board,
+        **live_context(key, task, board.inputs(), result, error, board.step - 1, note),
     }
 
 

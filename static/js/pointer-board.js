@@ -1,6 +1,7 @@
 // Pointer boards: only what HTML cannot do. The server draws every figure (app/pointer/board.py)
 // and htmx makes the round trips: each board's <form hx-get> sends the board's state (its
-// fields are the page address's keys) and swaps in the answer. This file turns clicks, drags
+// fields are the page address's keys; the request leaves out the board's key) and swaps in the
+// answer. This file turns clicks, drags
 // and arrow keys into the form's inputs box and asks htmx to send it, plays the decoder steps,
 // and links the server's heatmap columns and the board's points on hover.
 "use strict";
@@ -76,6 +77,15 @@
       }, THROTTLE_MS[event]);
     }
 
+    // The form's fields are the page address's keys, the board's request fields under its key
+    // ("hull-points"); the board's route takes the request's own names ("points").
+    unprefixed(data) {
+      const prefix = `${this.config.key}-`;
+      const fields = [...data.entries()];
+      for (const [name] of fields) data.delete(name);
+      for (const [name, value] of fields) data.append(name.startsWith(prefix) ? name.slice(prefix.length) : name, value);
+    }
+
     // The answer is in: the slider and the play button follow the new figure.
     answered() {
       const svg = this.svg;
@@ -115,6 +125,7 @@
       });
       this.play.addEventListener("click", () => (this.timer ? this.stopPlaying() : this.startPlaying()));
       this.canvas.addEventListener("htmx:afterSwap", () => this.answered());
+      this.form.addEventListener("htmx:configRequest", (event) => this.unprefixed(event.detail.formData));
       // a refused answer's sentence goes to the error line: static/js/hx-widgets.js
       const on = (name, handler) => this.canvas.addEventListener(name, handler.bind(this));
       on("pointerdown", this.onPointerDown);

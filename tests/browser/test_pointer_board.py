@@ -77,7 +77,7 @@ def path_vertices(d: str) -> list[tuple[float, float]]:
 
 
 def board_points(page: Page, key: str) -> list[list[float]]:
-    state = parse_qs(urlsplit(page.url).query)[key][0]
+    state = parse_qs(urlsplit(page.url).query)[f"{key}-points"][0]
     return [[float(v) for v in pair.split(",")] for pair in state.split(";")]
 
 
@@ -206,7 +206,7 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     tsp.locator("[data-decoder]").select_option("beam")
     beam = wait_for_answer(page, tsp, 9)
     assert beam["decoder"] == "beam" and beam["beam_width"] == 8
-    assert "tsp-decoder=beam8" in page.url
+    assert "tsp-decoder=beam&" in page.url and "tsp-beam_width=8" in page.url
     tsp.screenshot(path=str(SCREENSHOTS / "pointer-board-tsp-1280.png"))
 
     sort = page.locator("#pointer-board-sort")
@@ -244,7 +244,7 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
         timeout=30_000,
     )
     dragged = wait_for_answer(page, sort, 6)
-    values = [float(v) for v in parse_qs(urlsplit(page.url).query)["sort"][0].split(",")]
+    values = [float(v) for v in parse_qs(urlsplit(page.url).query)["sort-values"][0].split(",")]
     assert values[2] == pytest.approx(0.97, abs=0.01)
     assert dragged["order"] == dragged["reference"]["order"]  # the model sorts it last too
     sort.screenshot(path=str(SCREENSHOTS / "pointer-board-sort-1280.png"))
@@ -259,7 +259,7 @@ def test_a_quick_drag_is_answered_where_it_was_released(tracked_page: TrackedPag
     modifier, shared by all of a form's triggers, used to drop both the last move and the
     release)."""
     page = tracked_page.page
-    tracked_page.goto(PAGE + "?sort=0.3,0.9,0.1,0.6#pointer-board-sort")
+    tracked_page.goto(PAGE + "?sort=0.3,0.9,0.1,0.6#pointer-board-sort")  # a link made before
     sort = page.locator("#pointer-board-sort")
     sort.scroll_into_view_if_needed()
     wait_for_answer(page, sort, 4)
@@ -277,8 +277,10 @@ def test_a_quick_drag_is_answered_where_it_was_released(tracked_page: TrackedPag
     wait_for_answer(page, sort, 4)
     answer = json.loads(sort.locator("[data-result-json]").text_content() or "{}")
     assert answer["reference"]["order"][-1] == 2, answer["reference"]["order"]
-    values = [float(v) for v in parse_qs(urlsplit(page.url).query)["sort"][0].split(",")]
+    query = parse_qs(urlsplit(page.url).query)
+    values = [float(v) for v in query["sort-values"][0].split(",")]
     assert values[2] == pytest.approx(0.97, abs=0.01)
+    assert "sort" not in query  # the answer wrote the address anew, in the request's fields
     tracked_page.assert_clean()
 
 

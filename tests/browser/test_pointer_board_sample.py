@@ -51,7 +51,7 @@ def test_tsp_board_best_of_k_samples(tracked_page: TrackedPage) -> None:
     expect(rows).to_have_count(5)
     expect(rows.last).to_contain_text(f"{result['best_of_k'][-1]['value']:.4f}")
     expect(board.locator(".pb-summary")).to_contain_text("best of 16 samples")
-    assert "tsp-decoder=sample16" in page.url
+    assert "tsp-decoder=sample&" in page.url and "tsp-samples=16" in page.url
     board.screenshot(path=str(SCREENSHOTS / "pointer-board-tsp-sample-1280.png"))
     # the URL restores the decoder and k
     page.goto(page.url.split("#")[0])
