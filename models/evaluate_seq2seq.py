@@ -39,6 +39,7 @@ from models.checkpoints import CHECKPOINT_DIR, read_manifest
 from models.recipes import RECIPES
 from models.references import matches_reference
 from models.seq2seq import beam_search
+from models.seq2seq_run import DEFAULT_ALPHA, SERVED
 from models.tasks import (
     inflection,
     inflection_serving,
@@ -345,7 +346,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             ]
         )
     manifest = read_manifest(CHECKPOINT_DIR)
-    full = next((manifest[n] for n in _full_names() if n in manifest), None)
+    full = manifest.get(SERVED["inflection"][DEFAULT_ALPHA])
     sizes = ""
     if full is not None:
         cells = full["data"]["full"]["cells"]
@@ -356,7 +357,7 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
             f"{full['config']['hidden']}; "
         )
     sets = Counter(r["set"] for r in next(iter(reproduction.values()))["records"])
-    latest = {}  # the widget serves each α's latest model (app.seq2seq_service.LIVE_STEMS)
+    latest = {}  # the widget's model at each α (models.seq2seq_run.SERVED)
     for alpha in sorted({a for _, a in test}):
         setting = next(s for s in FULL_TABLE_SETTINGS if (s, alpha) in test)
         if setting != "high":
@@ -364,8 +365,9 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
     served = [f"{setting} at α = {alpha:g}" for alpha, setting in latest.items()]
     widget = f"; the widget runs {', '.join(served)}" if served else ""
     return {
-        "caption": "The full models and their replay rounds beside the tables' (high) ones: "
-        f"held-out accuracy, training cells given back, sparsity (beam 5){widget}",
+        "caption": "The widget's models (the full setting after their replay rounds) beside the "
+        f"tables' (high) ones: held-out accuracy, training cells given back, sparsity (beam "
+        f"5){widget}",
         "columns": [
             "setting",
             "α",
@@ -382,8 +384,8 @@ def full_table(test: dict[tuple[str, float], dict], reproduction: dict[tuple[str
         "from the full training set: a fixed random sample, every English past or past "
         "participle the -ed rule gets wrong, every German plural that gains an umlaut; a high "
         "model was trained on only some of them, hence the column that counts only those. "
-        "Training (batch 128): "
-        f"full: {_steps_sentence(_full_names())}.{_replay_sentence(manifest)}"
+        "Each widget model's rounds (steps, time, the cells each replayed) are on its model "
+        "card (/papers/sparse-seq2seq/models)."
         f"{_paired_sentence({a: test[s, a]['records'] for a, s in latest.items()})}",
     }
 
@@ -418,57 +420,6 @@ def _paired_sentence(records: dict[float, list[dict]]) -> str:
         + "; ".join(parts)
         + "."
     )
-
-
-NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six"}  # rounds before the repair
-
-
-def _replay_sentence(manifest: dict) -> str:
-    """What the replay phase did, per α, from the manifest ('' before any replay model)."""
-    parts = []
-    for alpha in ALPHAS:
-        entry = manifest.get(model_name("inflection", alpha, "full + replay"))
-        if entry is not None:
-            replay = entry["data"]["replay"]
-            parts.append(
-                f"α = {alpha:g}: {entry['steps']:,} steps, {replay['cells_wrong_before']:,} "
-                f"cells repeated {replay['copies']} more times"
-            )
-    if not parts:
-        return ""
-    sentence = (
-        " Full + replay: the full model fine-tuned at a quarter of the learning rate on its "
-        "training set with every cell it still got wrong (greedy) repeated ("
-        + "; ".join(parts)
-        + ")."
-    )
-    for rounds in range(2, REPLAY_ROUNDS + 1):
-        setting = replay_setting(rounds)
-        for alpha in ALPHAS:
-            entry = manifest.get(model_name("inflection", alpha, setting))
-            if entry is None:
-                continue
-            replay = entry["data"]["replay"]
-            if len(replay["from"]) < rounds:  # a round on the repaired lexicon
-                sources = (
-                    "the full model or the last round before the repair"
-                    if len(replay["from"]) == 2
-                    else "the full model, the last round before the repair or a round since"
-                )
-                where = " on the repaired lexicon"
-            else:
-                sources = (
-                    "the full model or the first round"
-                    if rounds == 2
-                    else f"any of the {NUMBER_WORDS[rounds]} before it"
-                )
-                where = ""
-            sentence += (
-                f" {setting.capitalize()} (α = {alpha:g}): {entry['steps']:,} more steps "
-                f"from the round before{where}, repeating the "
-                f"{replay['cells_wrong_before']:,} cells that {sources} got wrong."
-            )
-    return sentence
 
 
 def _full_names(settings: tuple[str, ...] = ("full",)) -> list[str]:

@@ -302,7 +302,7 @@ def beam_search(
 
 
 # --- the trace: one result type for the family ---------------------------------------------------
-# Pydantic models, so the JSON API (app.schemas.seq2seq extends Trace) and the HTML fragments
+# Pydantic models, so the JSON API (models.seq2seq_run extends Trace) and the HTML fragments
 # render this very object; `decode` rounds it, once.
 
 
