@@ -1,4 +1,5 @@
-"""Shared fixtures: the fixture papers, a TestClient over them, and a tiny checkpoint folder.
+"""Shared fixtures: the fixture papers, a TestClient over them, and a tiny checkpoint folder;
+the shipped models and reference files loaded once per test process (see below).
 
 Browser fixtures (live server, shared Chromium, tracked pages) live in tests/browser/conftest.py.
 """
@@ -6,6 +7,7 @@ Browser fixtures (live server, shared Chromium, tracked pages) live in tests/bro
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -22,7 +24,13 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from app.main import ROOT, create_app  # noqa: E402
 from app.registry import ModelRegistry  # noqa: E402
-from models.checkpoints import build_model, save_checkpoint  # noqa: E402
+from models import references  # noqa: E402
+from models.checkpoints import (  # noqa: E402
+    CHECKPOINT_DIR,
+    build_model,
+    save_checkpoint,
+    verified_file,
+)
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
@@ -33,7 +41,8 @@ SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
 # model in the manifest (seconds). A test process (each xdist worker) loads a shipped model once
 # and hands the same object to every later app, for as long as neither the manifest nor any of
 # the model's files changes. Other folders (a test's temporary copy it may break, the tiny
-# checkpoints) load as the app always does.
+# checkpoints) load as the app always does, and so does everything while mutmut has a mutant
+# active (`make mutate`: a mutant in the loading code must meet the tests).
 _shipped_models: dict[tuple[Any, ...], Any] = {}
 _load_from_files = ModelRegistry._load
 
@@ -51,9 +60,13 @@ def _file_stamps(directory: Path, name: str) -> tuple[tuple[str, int, int], ...]
     return tuple(stamps)
 
 
+def _mutant_active() -> bool:
+    return bool(os.environ.get("MUTANT_UNDER_TEST"))
+
+
 def _load_shipped_once(registry: ModelRegistry, name: str) -> Any:
     directory = Path(registry.checkpoint_dir).resolve()
-    if directory != SHIPPED_CHECKPOINTS:
+    if directory != SHIPPED_CHECKPOINTS or _mutant_active():
         return _load_from_files(registry, name)
     key = (name, _file_stamps(directory, name))
     if key not in _shipped_models:
@@ -62,6 +75,27 @@ def _load_shipped_once(registry: ModelRegistry, name: str) -> Any:
 
 
 ModelRegistry._load = _load_shipped_once  # type: ignore[method-assign]
+
+
+# A reference file (the inflection lexicon, a translation corpus: a second or two to decompress
+# and parse) is read once per test process and content: a file that matches the sha256 of its
+# manifest entry has exactly the content the entry names, wherever it lies (tests copy the
+# shipped ones into their own folders). A missing or corrupt file fails as it always does.
+_references: dict[tuple[Any, ...], Any] = {}
+_read_reference = references.load_reference
+
+
+def _load_reference_once(entry: dict, directory: Path = CHECKPOINT_DIR) -> Any:
+    if _mutant_active():
+        return _read_reference(entry, directory)
+    verified_file(entry, directory)
+    key = (entry.get("task"), entry.get("format"), entry.get("version"), entry["sha256"])
+    if key not in _references:
+        _references[key] = _read_reference(entry, directory)
+    return _references[key]
+
+
+references.load_reference = _load_reference_once
 
 
 @pytest.fixture(autouse=True)

@@ -919,3 +919,20 @@ class TestShippedCheckpoints:
         supports = [mean_support(post(shipped, "inflect", {**body, "alpha": a})) for a in ALPHAS]
         # separately trained models: both sparse ones far below softmax, in either order
         assert supports[0] > 10 * max(supports[1], supports[2])
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "1" * 5000, "-1", "1e400", "nan", ""])
+@pytest.mark.parametrize(
+    "path", ["/api/seq2seq/translate/figure", "/api/seq2seq/inflect/figure", "/api/entmax/figure"]
+)
+def test_hostile_numbers_in_a_figure_address_are_never_a_server_error(
+    api: TestClient, path: str, value: str
+) -> None:
+    """Unicode digits, numbers of thousands of digits, not-a-number: a figure the reader can
+    fix (422, our sentence) or the default, never a 500 or Python's own words."""
+    for field in ("example", "beam_width", "alpha", "inference_alpha"):
+        response = api.get(path, params={field: value}, headers={"HX-Request": "true"})
+        assert response.status_code in (200, 422), (field, response.text)
+        if response.status_code == 422:
+            detail = response.json()["detail"]
+            assert "invalid literal" not in detail and "sys.set_int_max_str_digits" not in detail

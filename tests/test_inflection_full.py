@@ -13,6 +13,7 @@ import torch
 from models import evaluate_seq2seq as ev
 from models.checkpoints import load_model, read_manifest
 from models.seq2seq import Config, Seq2Seq, pad_batch
+from models.seq2seq_run import SERVED
 from models.tasks import inflection, inflection_recipe
 from models.tasks.inflection import InflectionExample
 from models.tasks.inflection_serving import Inflector
@@ -184,8 +185,8 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
             data["full"] = {"cells": {"en": 3, "de": 4}, "cap_per_language": 4}
         return {"steps": 60_000, "config": {"hidden": hidden}, "data": data}
 
-    manifest = {
-        "seq2seq-inflect-full-a1.5": entry(256, full=True),
+    manifest = {  # the widget's model at α = 1.5 (models.seq2seq_run.SERVED) and the table's
+        SERVED["inflection"][1.5]: entry(256, full=True),
         "seq2seq-inflect-a1.5": entry(128, full=False),
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
@@ -217,7 +218,7 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
     ]
     assert "(2 cells)" in table["columns"][3] and "(1)" in table["columns"][4]
     assert "7 cells" in table["note"] and "hidden size 256" in table["note"]
-    assert "every α 60,000 steps" in table["note"]
+    assert "model card" in table["note"]  # the rounds are told there, not in the table
 
 
 def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong(

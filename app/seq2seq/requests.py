@@ -9,6 +9,7 @@ values) are checked by app.seq2seq.service against the checkpoints; the limits h
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -245,7 +246,12 @@ class FigureOptions(BaseModel):
             return data
         data = field_names(data)
         index = data.get("example")
-        if isinstance(index, str) and index.isdigit() and int(index) < len(cls.EXAMPLES):
+        # ASCII digits only: str.isdigit() also takes "²", which int() then refuses
+        if (
+            isinstance(index, str)
+            and re.fullmatch(r"[0-9]{1,3}", index)
+            and int(index) < len(cls.EXAMPLES)
+        ):
             data |= cls.EXAMPLES[int(index)].model_dump(include=cls.inputs())
         else:
             data.pop("example", None)
