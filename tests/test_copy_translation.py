@@ -1,0 +1,242 @@
+"""The copy-capable translation model: its loss, decoding over pieces, and resumable training."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import sentencepiece as spm
+import torch
+
+from models.copy_translation import (
+    CopyExampleIds,
+    CopySeq2Seq,
+    PieceKeys,
+    beam_search_pieces,
+    collate,
+    detokenize,
+    fenchel_young_set_loss,
+    greedy_decode_pieces,
+    init_from_generate_only,
+    piece_probabilities,
+    target_pieces,
+)
+from models.copy_translation_train import (
+    Plan,
+    RunState,
+    load_state,
+    save_state,
+    train_steps,
+)
+from models.seq2seq import BOS, EOS, PAD, UNK, Config, Seq2Seq
+from models.tasks.copy_testset import (
+    TEMPLATES,
+    copy_fidelity,
+    copy_worthy_tokens,
+    template_examples,
+    value_split,
+)
+
+SENTENCES = [
+    "open the file now",
+    "close the window",
+    "the file is open",
+    "save the file",
+    "open a new window",
+    "delete the old file",
+] * 20
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> spm.SentencePieceProcessor:
+    """A tiny word-level tokenizer: pieces like '▁Zorblax' are not in its vocabulary."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(SENTENCES),
+        model_writer=model,
+        vocab_size=16,
+        model_type="word",
+        pad_id=PAD,
+        bos_id=BOS,
+        eos_id=EOS,
+        unk_id=UNK,
+        minloglevel=2,
+    )
+    return spm.SentencePieceProcessor(model_proto=model.getvalue())
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 1.33])
+def test_set_loss_gradient_check(alpha: float) -> None:
+    torch.manual_seed(0)
+    scores = torch.randn(4, 7, dtype=torch.float64, requires_grad=True)
+    gold = torch.zeros(4, 7, dtype=torch.bool)
+    gold[:, 1] = True
+    gold[2, 4] = gold[3, 0] = gold[3, 5] = True
+    masked = torch.tensor([False] * 6 + [True])
+
+    def loss(s: torch.Tensor) -> torch.Tensor:
+        return fenchel_young_set_loss(s.masked_fill(masked, float("-inf")), gold, alpha, "none")
+
+    assert torch.autograd.gradcheck(loss, (scores,))
+    assert bool((loss(scores) >= 0).all())
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0])
+def test_set_loss_is_zero_beyond_the_margin(alpha: float) -> None:
+    k = 3  # the gold piece in the vocabulary and at two source positions
+    margin = k ** (1 - alpha) / (alpha - 1)
+    gold = torch.tensor([[True, False, True, False, True, False]])
+    scores = torch.where(gold, 5.0, 5.0 - margin).double()
+    assert float(fenchel_young_set_loss(scores, gold, alpha)) == pytest.approx(0, abs=1e-9)
+    closer = torch.where(gold, 5.0, 5.0 - 0.9 * margin).double()
+    assert float(fenchel_young_set_loss(closer, gold, alpha)) > 1e-6
+    uneven = scores.clone()
+    uneven[0, 0] += 0.5  # gold entries must share the mass evenly
+    assert float(fenchel_young_set_loss(uneven, gold, alpha)) > 1e-6
+
+
+def test_target_pieces_copy_source_words(tokenizer) -> None:
+    source = ["▁open", "▁Zor", "bl", "ax", "▁now"]
+    assert target_pieces(source, "Zorblax now open", tokenizer) == [
+        "▁Zor",
+        "bl",
+        "ax",
+        "▁now",
+        "▁open",
+    ]
+    # a word inside a source word gets the word-start piece first
+    assert target_pieces(source, "bl", tokenizer)[:2] == ["▁", "bl"]
+
+
+def test_piece_mass_merges_vocabulary_and_positions() -> None:
+    probs = torch.tensor([[0.1, 0.2, 0.0, 0.3, 0.4]], dtype=torch.float64)  # V = 3, S = 2
+    keys = torch.tensor([1, 3])  # position 0 holds vocabulary piece 1, position 1 an OOV piece
+    merged = piece_probabilities(probs, keys, 4)
+    assert merged.tolist() == [[0.1, pytest.approx(0.5), 0.0, 0.4]]
+
+
+def tiny_model(vocab: int, alpha: float = 1.5) -> CopySeq2Seq:
+    torch.manual_seed(0)
+    return CopySeq2Seq(
+        Config(vocab, vocab, emb_dim=8, hidden=16, dropout=0.0, attn_alpha=alpha, out_alpha=alpha)
+    )
+
+
+def test_decoding_emits_copied_oov_strings(tokenizer) -> None:
+    """With the copy scores made large, the decoder points at the source and emits its piece
+    strings, which the target vocabulary lacks."""
+    vocab = tokenizer.get_piece_size()
+    model = tiny_model(vocab)
+    model.eval()
+    source = ["▁Zorblax"]
+    assert PieceKeys.build(source, tokenizer).source_keys == [vocab]  # out of vocabulary
+    with torch.no_grad():
+        model.generator.bias.fill_(-50.0)
+        model.generator.bias[EOS] = 0.0
+        model.copy_bias.fill_(50.0)
+    greedy = greedy_decode_pieces(model, [source], tokenizer, tokenizer, max_len=3)
+    assert greedy == [["▁Zorblax"] * 3]
+    assert detokenize(greedy[0]) == "Zorblax Zorblax Zorblax"
+    beam = beam_search_pieces(model, source, tokenizer, tokenizer, width=3, max_len=3)
+    assert beam.best == ["▁Zorblax"] * 3
+    assert beam.copy_mass == [1.0, 1.0, 1.0]
+    assert beam.exact is False  # cut by max_len
+
+
+def test_beam_certificate_sums_to_one_when_exact(tokenizer) -> None:
+    """A sparse model with few continuations: exact means the n-best carries all the mass."""
+    vocab = tokenizer.get_piece_size()
+    model = tiny_model(vocab, alpha=2.0)
+    model.eval()
+    with torch.no_grad():
+        model.generator.bias.fill_(-50.0)
+        model.generator.bias[EOS] = 50.0
+        model.copy_bias.fill_(50.0)  # EOS and copying tie: two continuations, then EOS
+    result = beam_search_pieces(model, ["▁Zorblax"], tokenizer, tokenizer, width=4, max_len=5)
+    if result.exact:
+        assert result.covered_mass == pytest.approx(1.0)
+    assert all(h.finished for h in result.hypotheses)
+
+
+def test_init_from_generate_only_keeps_shared_weights() -> None:
+    config = Config(20, 20, emb_dim=8, hidden=16)
+    base = Seq2Seq(config)
+    model = CopySeq2Seq(config)
+    fresh = init_from_generate_only(model, base.state_dict())
+    assert fresh == sorted(CopySeq2Seq.NEW_PARAMETERS)
+    assert torch.equal(model.generator.weight, base.generator.weight)
+
+
+def examples_for(tokenizer) -> list[CopyExampleIds]:
+    pairs = [(s, s) for s in SENTENCES[:6]] + [("open Zorblax now", "Zorblax now open")]
+    return [CopyExampleIds.build(s, t, tokenizer, tokenizer) for s, t in pairs] * 4
+
+
+def test_batch_gold_sets(tokenizer) -> None:
+    example = CopyExampleIds.build("open Zorblax now", "Zorblax now open", tokenizer, tokenizer)
+    batch = collate([example])
+    vocab = tokenizer.get_piece_size()
+    first = batch.gold[0, 0]  # "▁Zorblax": not in the vocabulary, at source position 1
+    assert first.nonzero().flatten().tolist() == [vocab + 1]
+    assert int(batch.copied_from[0, 0]) == 1
+    now = batch.gold[0, 1]  # "▁now": its vocabulary entry and source position 2
+    assert now.nonzero().flatten().tolist() == [tokenizer.piece_to_id("▁now"), vocab + 2]
+    assert int(batch.copied_from[0, 1]) == -1
+
+
+def test_training_lowers_the_loss_and_resume_reproduces(tokenizer, tmp_path) -> None:
+    vocab = tokenizer.get_piece_size()
+    examples = examples_for(tokenizer)
+    plan = Plan(steps=12, batch_size=4, lr=1e-2, warmup=2, seed=3)
+
+    def fresh():
+        model = tiny_model(vocab)
+        model.dropout.p = 0.2  # the dropout RNG must come back on resume too
+        return model, torch.optim.Adam(model.parameters(), lr=plan.lr)
+
+    straight, optimizer = fresh()
+    batch = collate(examples[:7])
+    straight.eval()
+    with torch.no_grad():
+        before = float(straight(batch))
+    state = RunState()
+    torch.manual_seed(7)
+    train_steps(straight, optimizer, examples, state, plan, 12)
+    straight.eval()
+    with torch.no_grad():
+        assert float(straight(batch)) < before
+
+    resumed, optimizer = fresh()
+    state = RunState()
+    torch.manual_seed(7)
+    train_steps(resumed, optimizer, examples, state, plan, 5)
+    path = tmp_path / "state.pt"
+    save_state(path, resumed, optimizer, state, {"plan": None})
+    torch.manual_seed(99)  # whatever happens in between
+    again, optimizer = fresh()
+    state, _ = load_state(path, again, optimizer)
+    assert state.step == 5
+    train_steps(again, optimizer, examples, state, plan, 12)
+    for name, value in straight.state_dict().items():
+        assert torch.equal(value, again.state_dict()[name]), name
+    assert (tmp_path / "curve.json").exists()
+
+
+def test_template_values_are_disjoint_across_splits() -> None:
+    train = template_examples("train", 300, 1)
+    test = template_examples("test", 300, 2)
+    train_values = {t for e in train for t in e.must_copy}
+    test_values = {t for e in test for t in e.must_copy}
+    assert not train_values & test_values
+    assert all(value_split(v) == "train" for v in train_values)
+    held_out = {german for _, german, test_only in TEMPLATES if test_only}
+    assert not any(e.kind and e.target in held_out for e in train)
+
+
+def test_copy_fidelity_counts_verbatim_tokens() -> None:
+    examples = template_examples("dev", 2, 5)
+    perfect = copy_fidelity(examples, [e.target for e in examples])
+    assert perfect["copy_fidelity"] == 100.0
+    assert copy_fidelity(examples, ["" for _ in examples])["copy_fidelity"] == 0.0
+    assert copy_worthy_tokens("Quit GParted now", "GParted beenden") == ("GParted",)
+    assert copy_worthy_tokens("Connect to 192.168.0.1", "Mit 192.168.0.10 verbinden") == ()
