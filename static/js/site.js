@@ -122,15 +122,20 @@ function measureNowAndOnResize(measure) {
   });
 }
 
-// MathML cannot break lines; an inline formula wider than its column scrolls on its own.
+// MathML cannot break lines; an inline formula wider than its column scrolls on its own, and
+// the keyboard can reach it (focus, then the arrow keys) like the wide tables.
 function containWideFormulas() {
   const formulas = document.querySelectorAll(".prose .math.inline");
   if (!formulas.length) return;
   function measure() {
     for (const formula of formulas) {
       formula.classList.remove("is-wide");
+      formula.removeAttribute("tabindex");
       const column = formula.closest("p, li, td, th, blockquote") || formula.parentElement;
-      if (formula.getBoundingClientRect().width > column.clientWidth) formula.classList.add("is-wide");
+      if (formula.getBoundingClientRect().width > column.clientWidth) {
+        formula.classList.add("is-wide");
+        formula.setAttribute("tabindex", "0");
+      }
     }
   }
   measureNowAndOnResize(measure);
