@@ -13,8 +13,9 @@ compact files beside the checkpoints, and the server reads only those:
   takes 2.7 million cells from about 100 MB of text to a file of about 1 MB.
 - ``seq2seq-translate-reference.json.xz``: every (source, target) pair of the translation
   corpus in ``models.tasks.translation``, by split, with the corpus sha256; one file per corpus
-  version (``seq2seq-translate-v2-reference.json.xz`` for v2), since a model's verdict must
-  come from the very pairs and splits it was trained on.
+  version (``seq2seq-translate-v2-reference.json.xz`` for v2, the served models' corpus, is the
+  one shipped), since a model's verdict must come from the very pairs and splits it was
+  trained on.
 
 Each file carries a format name and version, and is entered in checkpoints/manifest.json (family
 ``reference``) with its sha256, which the loader checks like a checkpoint's.

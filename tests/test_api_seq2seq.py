@@ -32,7 +32,7 @@ from app.main import ROOT, create_app
 from app.seq2seq import service as seq2seq_service
 from models import seq2seq_run
 from models.checkpoints import read_manifest, save_checkpoint, update_manifest
-from models.references import load_reference, reference_name
+from models.references import load_reference
 from models.seq2seq import Config, Seq2Seq
 from models.seq2seq_run import REFERENCES, SERVED, SERVED_CORPUS
 from models.tasks.inflection import language_tables, lemma_split
@@ -429,21 +429,19 @@ def test_inflection_examples_are_in_the_splits_they_claim_and_show_their_case() 
 
 
 def test_translation_examples_are_in_the_splits_they_claim() -> None:
-    """In each corpus version's reference: v1 (the table's models) and v2 (the big ones)."""
-    manifest = read_manifest(CHECKPOINTS)
+    """In the served models' corpus (v2)."""
+    found = load_reference(read_manifest(CHECKPOINTS)[REFERENCES["translation"]])
     splits = {}
-    for corpus in ("v1", "v2"):
-        found = load_reference(manifest[reference_name("translation", corpus)])
-        for example in seq2seq_service.TRANSLATION_EXAMPLES:
-            reference = found.lookup(example.text)
-            splits.setdefault(example.label, []).append(reference.split if reference else None)
+    for example in seq2seq_service.TRANSLATION_EXAMPLES:
+        reference = found.lookup(example.text)
+        splits[example.label] = reference.split if reference else None
     assert splits == {
-        "Cancel (a label)": [None, "train"],  # v1 has no one-word sources
-        "permission denied": ["train", "train"],
-        "property name": ["test", "test"],
-        "window size": ["test", "test"],
-        "delete files (not in the corpus)": [None, None],
-        "online accounts (12 words)": ["test", "test"],
+        "Cancel (a label)": "train",
+        "permission denied": "train",
+        "property name": "test",
+        "window size": "test",
+        "delete files (not in the corpus)": None,
+        "online accounts (12 words)": "test",
     }
     assert any(len(e.text.split()) == 12 for e in seq2seq_service.TRANSLATION_EXAMPLES)
 

@@ -29,6 +29,7 @@ from models.references import (
     translation_document,
     write_reference,
 )
+from models.seq2seq_run import REFERENCES, SERVED, SERVED_CORPUS
 from models.tasks.inflection import InflectionExample, language_tables, lemma_split
 from models.tasks.translation import SentencePair, entry_corpus
 
@@ -147,14 +148,14 @@ def test_a_file_of_another_version_is_refused(tmp_path: Path) -> None:
 
 SHIPPED = read_manifest(CHECKPOINT_DIR)
 needs_shipped = pytest.mark.skipif(
-    not set(references.NAMES.values()) <= SHIPPED.keys(),
+    not set(REFERENCES.values()) <= SHIPPED.keys(),
     reason="the reference files are not built (python -m models.references inflection|translation)",
 )
 
 
 @needs_shipped
 def test_the_shipped_lexicon_holds_every_english_cell() -> None:
-    lexicon = load_reference(SHIPPED[references.NAMES["inflection"]])
+    lexicon = load_reference(SHIPPED[REFERENCES["inflection"]])
     cells = list(language_tables("en"))
     assert len(cells) > 30_000
     for example in cells:
@@ -164,23 +165,22 @@ def test_the_shipped_lexicon_holds_every_english_cell() -> None:
 
 @needs_shipped
 def test_the_shipped_files_describe_what_the_served_models_learned_from() -> None:
-    inflection = SHIPPED[references.NAMES["inflection"]]
-    for name, entry in SHIPPED.items():
-        data = entry.get("data") or {}
-        if entry.get("family") != "seq2seq":
-            continue
-        if entry["task"] == "inflection":
-            assert data["packages"] == inflection["data"]["packages"], name
-            assert data["setting"] in inflection["data"]["training_sets"], name
-        else:  # the reference of the model's own corpus version
-            name_of_reference = references.reference_name("translation", entry_corpus(entry))
-            translation = SHIPPED[name_of_reference]
-            assert data["corpus_sha256"] == translation["data"]["corpus_sha256"], name
+    inflection = SHIPPED[REFERENCES["inflection"]]
+    translation = SHIPPED[REFERENCES["translation"]]
+    for task, served in SERVED.items():
+        for name in served.values():
+            data = SHIPPED[name]["data"]
+            if task == "inflection":
+                assert data["packages"] == inflection["data"]["packages"], name
+                assert data["setting"] in inflection["data"]["training_sets"], name
+            else:  # the served models' corpus is the reference's
+                assert entry_corpus(SHIPPED[name]) == SERVED_CORPUS, name
+                assert data["corpus_sha256"] == translation["data"]["corpus_sha256"], name
 
 
 @needs_shipped
 def test_the_shipped_files_are_compact() -> None:
-    for name in [*references.NAMES.values(), references.reference_name("translation", "v2")]:
+    for name in REFERENCES.values():
         entry = SHIPPED[name]
         assert entry["size_bytes"] < 3_000_000, name
         document = lzma.decompress((CHECKPOINT_DIR / entry["file"]).read_bytes())
@@ -196,10 +196,11 @@ def test_the_lookups_load_without_the_data_tools() -> None:
         "for name in ('lemminflect', 'german_nouns', 'mlconjug3', 'sacrebleu', 'wordfreq'):\n"
         "    sys.modules[name] = None\n"
         "from models.checkpoints import read_manifest\n"
-        "from models.references import NAMES, load_reference\n"
+        "from models.references import load_reference\n"
+        "from models.seq2seq_run import REFERENCES\n"
         "manifest = read_manifest()\n"
-        "lexicon = load_reference(manifest[NAMES['inflection']])\n"
-        "corpus = load_reference(manifest[NAMES['translation']])\n"
+        "lexicon = load_reference(manifest[REFERENCES['inflection']])\n"
+        "corpus = load_reference(manifest[REFERENCES['translation']])\n"
         "print(lexicon.lookup('en', 'go', 'V;PST').forms, corpus.lookup('Open File').text)\n"
     )
     root = Path(__file__).resolve().parents[1]
