@@ -14,6 +14,7 @@ import math
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -604,3 +605,22 @@ def test_cities_too_close_to_measure_are_refused(api: TestClient) -> None:
     answer = api.post("/api/pointer/tsp", json={"points": [[0, 0], [5e-324, 0], [0, 5e-324]]})
     assert answer.status_code == 422
     assert "closer than" in answer.json()["detail"]
+
+
+def test_a_board_over_the_input_limit_is_refused_before_any_drawing(api: TestClient) -> None:
+    """2,500 points (a 44 KB address) once cost 11-13 CPU-seconds of label placement before the
+    100-input check; the request model refuses them first: a short sentence, no figure."""
+    rng = np.random.default_rng(0)
+    points = ";".join(f"{x:.4f},{y:.4f}" for x, y in rng.random((2500, 2)))
+    started = time.process_time()
+    response = board_get(api, "hull", f"points={points}")
+    spent = time.process_time() - started
+    assert response.status_code == 422
+    assert "at most 100" in response.json()["detail"]
+    assert len(response.content) < 2_000
+    assert spent < 0.5  # milliseconds of parsing, not seconds of drawing
+
+
+def test_an_unknown_board_task_is_a_404_before_any_pricing(api: TestClient) -> None:
+    response = api.get("/api/pointer/evil/board/x", headers={"HX-Request": "true"})
+    assert response.status_code == 404
