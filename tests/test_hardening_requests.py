@@ -488,6 +488,7 @@ def test_budget_stops_when_the_client_disconnects() -> None:
         app.state.compute_gate = ComputeGate(1)
         app.state.rate_limiter = None
         request = Request({"type": "http", "app": app, "headers": []}, receive)
+
         async def one_token(request: Request) -> int:
             return 1
 
