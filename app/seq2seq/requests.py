@@ -28,6 +28,7 @@ from models.seq2seq_run import (  # the Trace the API answers, declared with the
     TranslationReference,
 )
 from models.tasks.inflection import LANGUAGES
+from models.tasks.translation_serving import normalised_sentence
 from models.tasks.translation_tokenizers import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
 from models.tasks.translation_tokenizers import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
 
@@ -111,15 +112,7 @@ class TranslateRequest(Seq2SeqDecodeOptions):
     @field_validator("text")
     @classmethod
     def sentence_size(cls, text: str) -> str:
-        text = " ".join(text.split())
-        words = len(text.split())
-        if not 1 <= words <= MAX_SENTENCE_WORDS or len(text) > MAX_SENTENCE_CHARS:
-            raise ValueError(
-                f"The sentence must have 1-{MAX_SENTENCE_WORDS} words and at most "
-                f"{MAX_SENTENCE_CHARS} characters; it has {words} words and {len(text)} "
-                "characters."
-            )
-        return text
+        return normalised_sentence(text)  # InvalidInput is a ValueError: pydantic words it
 
     def cost(self) -> int:
         return text_cost(len(self.text), self.beam_width)

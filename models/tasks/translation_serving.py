@@ -23,6 +23,19 @@ class InvalidTranslationInput(InvalidInput):
     """A sentence the model cannot take; the message says what is wrong."""
 
 
+def normalised_sentence(text: str) -> str:
+    """`text` with its whitespace collapsed, if its size is one the model takes; else
+    InvalidTranslationInput saying what to change (the API's request checks with this too)."""
+    text = " ".join(text.split())
+    words = len(text.split())
+    if not 1 <= words <= MAX_SOURCE_WORDS or len(text) > MAX_SOURCE_CHARS:
+        raise InvalidTranslationInput(
+            f"The sentence must have 1-{MAX_SOURCE_WORDS} words and at most "
+            f"{MAX_SOURCE_CHARS} characters; it has {words} words and {len(text)} characters."
+        )
+    return text
+
+
 class Translator:
     """A trained EN->DE model with its tokenizers: sentence -> Trace."""
 
@@ -51,13 +64,7 @@ class Translator:
         check: Callable[[], None] | None = None,
     ) -> Trace:
         """The trace of one sentence; `check` as in models.seq2seq.beam_search."""
-        text = " ".join(text.split())
-        words = len(text.split())
-        if not 1 <= words <= MAX_SOURCE_WORDS or len(text) > MAX_SOURCE_CHARS:
-            raise InvalidTranslationInput(
-                f"The sentence must have 1-{MAX_SOURCE_WORDS} words and at most "
-                f"{MAX_SOURCE_CHARS} characters; it has {words} words, {len(text)} characters."
-            )
+        text = normalised_sentence(text)
         pieces = self.source_sp.encode(text, out_type=str)
         ids = [self.source_sp.piece_to_id(p) for p in pieces]
         return decode(
