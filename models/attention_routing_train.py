@@ -318,7 +318,7 @@ class Trainer:
 
     @classmethod
     def resume(cls, run_dir: Path, epochs: int | None = None) -> Trainer:
-        state = torch.load(run_dir / "state.pt", weights_only=False)
+        state = torch.load(run_dir / "state.pt", weights_only=True)
         config = TrainConfig(**state["train_config"])
         if epochs is not None:
             config.epochs = epochs
@@ -385,7 +385,7 @@ def export_safetensors(state_path: str | Path, out_path: str | Path) -> dict:
     config, schedule and metrics a manifest entry needs. Writes nothing else."""
     from safetensors.torch import save_file
 
-    state = torch.load(state_path, weights_only=False)
+    state = torch.load(state_path, weights_only=True)
     weights = {k: v.contiguous() for k, v in state["model"].items()}
     save_file(weights, str(out_path), metadata={"format": "papertrace-attention-routing"})
     train = state["train_config"]

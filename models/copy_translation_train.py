@@ -185,7 +185,7 @@ def save_state(
 def load_state(
     path: Path, model: nn.Module, optimizer: torch.optim.Optimizer | None = None
 ) -> tuple[RunState, dict]:
-    saved = torch.load(path, weights_only=False)
+    saved = torch.load(path, weights_only=True)
     model.load_state_dict(saved["model"])
     if optimizer is not None:
         optimizer.load_state_dict(saved["optimizer"])
@@ -384,7 +384,7 @@ def train_command(args: argparse.Namespace) -> None:
 def export_safetensors(state_path: Path, out_path: Path) -> dict:
     """Write the state's weights as safetensors; return the fields of a manifest entry (config,
     metrics, curve, init_from, data...) for whoever installs it (not into checkpoints/ here)."""
-    saved = torch.load(state_path, weights_only=False)
+    saved = torch.load(state_path, weights_only=True)
     meta, state = saved["meta"], saved["state"]
     weights = {k: v.detach().contiguous() for k, v in saved["model"].items()}
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -478,7 +478,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
     from models.copy_translation import beam_search_pieces
 
     torch.set_num_threads(args.threads)
-    saved = torch.load(RUN_DIR / args.run / "state.pt", weights_only=False)
+    saved = torch.load(RUN_DIR / args.run / "state.pt", weights_only=True)
     model = CopySeq2Seq(Config(**saved["meta"]["config"]))
     model.load_state_dict(saved["model"])
     model.eval()
