@@ -5,7 +5,8 @@ A request from htmx carries `HX-Request: true` and gets `template` rendered with
 any other client gets `result` as JSON (FastAPI validates it against the route's
 `response_model`). A fragment may also move the page address: `url_state` maps query keys to
 values (None removes a key), applied to the page the request came from (`HX-Current-URL`) and
-sent back as `HX-Replace-Url`, so a shared link reproduces the figure. A widget's form
+sent back as `HX-Replace-Url` ending in the figure's `#id` (`anchor`), so a shared link
+reproduces the figure and opens scrolled to it. A widget's form
 submitted without script (no `HX-Request`) is sent back to its page with that state in the
 address (`back_to_page`), where the server draws the same figure.
 """
@@ -50,6 +51,7 @@ def respond(
     template: str,
     context: Mapping[str, Any],
     url_state: UrlState | None = None,
+    anchor: str = "",
 ) -> BaseModel | HTMLResponse:
     """JSON (`result`) or, for htmx, `template` rendered with `context`; see the module."""
     if not wants_fragment(request):
@@ -57,7 +59,7 @@ def respond(
     response = request.app.state.templates.TemplateResponse(request, template, dict(context))
     current = request.headers.get("HX-Current-URL")
     if url_state is not None and current and (url := page_url(current, url_state)):
-        response.headers["HX-Replace-Url"] = url
+        response.headers["HX-Replace-Url"] = url + anchor
     return response
 
 

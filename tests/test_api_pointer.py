@@ -526,6 +526,7 @@ def test_the_board_answers_its_figure_and_the_parts_out_of_band(api: TestClient)
     assert "hull-points=0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.15,0.85" in url
     assert "hull-decoder=beam&" in url and "hull-beam_width=4" in url and "hull-step=2" in url
     assert "tsp-step=2" in url and "hull-width" not in url and "hull=" not in url
+    assert url.endswith("#pointer-board-hull")  # a shared link opens at the board
     # without htmx the same route answers the trace as JSON
     plain = api.get(f"/api/pointer/hull/board/hull?{query.replace(chr(10), '%0A')}").json()
     assert plain["order"] == data["order"] and plain["beam_width"] == 4

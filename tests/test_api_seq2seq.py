@@ -714,7 +714,7 @@ def test_the_figure_route_reads_the_figure_request_from_the_query(api: TestClien
     assert 'id="seq2seq-inflect-inputs"' not in answer.text  # the inputs stay as typed
     assert answer.headers["HX-Replace-Url"] == (
         f"{PAGE}?other=1&inflect.lemma=walk&inflect.language=en&inflect.features=V;PST"
-        "&inflect.beam_width=3&inflect.mode=trained&inflect.alpha=2"
+        "&inflect.beam_width=3&inflect.mode=trained&inflect.alpha=2#seq2seq-inflect"
     )
     compared = htmx_get(api, "inflect", {**WALK_FORM, "compare": "on"}).text
     assert compared.count('class="s2s-compare-column"') == 3

@@ -39,6 +39,7 @@ def test_alpha_answers_the_bars_with_the_statistics_out_of_band(client: TestClie
     assert 'id="entmax-scores"' not in html  # the rows stay: a score being typed keeps its caret
     assert answer.headers["HX-Replace-Url"] == (
         f"{PAGE}?other=1&entmax-text=the+cat+sat&entmax-scores=1,2,0.5&entmax-alpha=2"
+        "#entmax-playground"  # a shared link opens at the figure
     )
 
 

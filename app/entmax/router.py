@@ -16,6 +16,7 @@ from app.entmax.widget import playground_view
 from app.responses import back_to_page, respond, wants_fragment
 
 router = APIRouter(prefix="/api", tags=["entmax"])
+ANCHOR = "#entmax-playground"  # the playground's figure id, where its address opens
 
 
 @router.post(
@@ -43,9 +44,10 @@ def entmax_figure(
     itself and α, so its example's sentence and scores come in. Without script the form lands
     here itself and is sent back to its page, which draws the same figure."""
     if not wants_fragment(request):
-        return back_to_page(request, figure.address(), "#entmax-playground")
+        return back_to_page(request, figure.address(), ANCHOR)
     trigger = request.headers.get("HX-Trigger-Name")
     view = playground_view(figure)
     view["rows"] = trigger in ("text", "example")
     view["example_chosen"] = trigger == "example" and view["example"] is not None
-    return respond(request, view["result"], "partials/entmax/figure.html", view, figure.address())
+    figure_html = "partials/entmax/figure.html"
+    return respond(request, view["result"], figure_html, view, figure.address(), ANCHOR)

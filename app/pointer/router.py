@@ -31,7 +31,7 @@ from app.pointer.requests import (
     ValuesRequest,
 )
 from app.pointer.service import solve, task_models
-from app.pointer.url_state import address
+from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
 from app.responses import respond, wants_fragment
 from models.errors import InvalidInput
@@ -114,7 +114,7 @@ def board_answer(request: Request, task: Task, key: str, board: Board, budget: B
     if result is not None:  # the step drawn, within the decode's
         board = board.model_copy(update={"step": context["current_step"] + 1})
     template = "partials/pointer/board-update.html"
-    return respond(request, result, template, context, address(key, board))
+    return respond(request, result, template, context, address(key, board), f"#{figure_id(key)}")
 
 
 PointsQuery = Annotated[PointsBoard, Query()]

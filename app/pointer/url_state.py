@@ -25,6 +25,11 @@ OLD_DECODER = re.compile(r"(beam|sample)(\d+)")
 OLD_COUNTS = {"beam": "beam_width", "sample": "samples"}
 
 
+def figure_id(key: str) -> str:
+    """The board's element id, the `#fragment` its address ends in."""
+    return f"pointer-board-{key}"
+
+
 def url_keys(keys: Sequence[str] = BOARD_KEYS) -> set[str]:
     """Every address key the boards with these ids read: their fields and the old names."""
     names = {*FIELDS, "values", *OLD_NAMES}

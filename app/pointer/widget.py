@@ -34,7 +34,7 @@ from app.pointer.requests import (
     Task,
 )
 from app.pointer.service import solve, task_models
-from app.pointer.url_state import board_fields, inputs_text, url_keys
+from app.pointer.url_state import board_fields, figure_id, inputs_text, url_keys
 from app.pointer.views import mapping_label, worked_example_context
 from app.registry import ModelUnavailable
 from app.widgets import WidgetEnv, WidgetError, register_widget
@@ -135,7 +135,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "max_samples": MAX_SAMPLES,
     }
     return {
-        "board_id": f"pointer-board-{key}",
+        "board_id": figure_id(key),
         "task": task,
         "title": TITLES[task],
         "config": config,

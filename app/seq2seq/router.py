@@ -94,7 +94,8 @@ def figure_answer(
             context |= inflection_labels(chosen)
     views = [drawn["single"]] if drawn["single"] else [c["view"] for c in drawn["columns"]]
     body = next(view["result"] for view in views if view is not None)
-    return respond(request, body, "partials/seq2seq/figure-answer.html", context, address)
+    anchor = f"#{context['widget_id']}"
+    return respond(request, body, "partials/seq2seq/figure-answer.html", context, address, anchor)
 
 
 @router.post("/inflect", response_model=InflectResponse, responses=ERRORS)
