@@ -18,7 +18,11 @@ from models.checkpoints import ancestry
 from models.evaluate_seq2seq import model_name as seq2seq_model_name
 
 # paper slug -> the results file (and serving family) its models belong to
-PAPER_SOURCES: dict[str, str] = {"pointer-networks": "pointer", "sparse-seq2seq": "seq2seq"}
+PAPER_SOURCES: dict[str, str] = {
+    "pointer-networks": "pointer",
+    "sparse-seq2seq": "seq2seq",
+    "attention-routing": "attention-routing",
+}
 MAPPINGS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0}
 
 
@@ -63,11 +67,14 @@ class ModelCard:
 
 def served(source: str) -> list[tuple[str, float, str, bool]]:
     """(task, α, checkpoint, is the task's default) for every served checkpoint of a family."""
-    if source == "pointer":
+    if source in ("pointer", "attention-routing"):  # one serving table, two papers' models
+        kool = source == "attention-routing"
         return [
-            (task, alpha, name, index == 0)
-            for task in pointer_run.SERVED
-            for index, (alpha, name) in enumerate(pointer_run.checkpoints(task).items())
+            (task, pointer_run.trained_alpha(name), name, index == 0)
+            for task, names in pointer_run.SERVED.items()
+            for index, name in enumerate(
+                name for name in names if pointer_run.is_attention_model(name) == kool
+            )
         ]
     return [
         (task, alpha, name, alpha == seq2seq_run.DEFAULT_ALPHA)
@@ -252,10 +259,33 @@ def seq2seq_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
+def routing_what(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    config = entry["config"]
+    return [
+        ("encoder", f"{config['layers']} attention layers, {config['heads']} heads, batch norm"),
+        ("decoder", "context [graph; first; last city], one glimpse, C · tanh compatibility"),
+        ("embedding size", str(config["embed_dim"])),
+        ("feed-forward hidden", str(config["ff_hidden"])),
+        ("clip C", f"{config['tanh_clip']:g}"),
+        ("parameters", f"{entry['parameters']:,}"),
+    ]
+
+
+def routing_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """Where the card's model departs from Kool et al. (2019)."""
+    batch, steps = entry.get("batch_size", 0), entry.get("steps", 0)
+    return [
+        ("training", "100 epochs × 2,500 steps × batch 512", f"{steps:,} steps × batch {batch}"),
+        ("hardware", "one GPU", "one CPU core, shared"),
+        ("baseline", "greedy rollout, t-test on 10,000 instances", "the same"),
+    ]
+
+
 # source -> (what it is, how it differs from the paper)
 DESCRIBE: dict[str, tuple[Callable[..., list], Callable[..., list]]] = {
     "pointer": (pointer_what, pointer_differences),
     "seq2seq": (seq2seq_what, seq2seq_differences),
+    "attention-routing": (routing_what, routing_differences),
 }
 
 
@@ -317,7 +347,25 @@ def seq2seq_results(
     return found
 
 
-RESULTS = {"pointer": pointer_results, "seq2seq": seq2seq_results}
+def routing_results(
+    task: str, name: str, entry: Mapping[str, Any], is_default: bool, tables: Mapping[str, Any]
+) -> list[ResultRows]:
+    """The rows whose last column, the checkpoint, is this one
+    (models/evaluate_attention_routing.py)."""
+    found = []
+    for table_id in ("tsp", "training"):
+        table = tables.get(table_id)
+        rows = [row for row in table["rows"] if row[-1] == name] if table else []
+        if rows:
+            found.append(ResultRows(table_id, table.get("caption", ""), table["columns"], rows))
+    return found
+
+
+RESULTS = {
+    "pointer": pointer_results,
+    "seq2seq": seq2seq_results,
+    "attention-routing": routing_results,
+}
 
 
 def resumes_text(entry: Mapping[str, Any]) -> str:

@@ -28,10 +28,18 @@ start city over the 8 rotations/reflections of the unit square, keeping the shor
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
+import numpy as np
 import torch
 from torch import nn
+
+from models.pointer import MAX_SAMPLES, Trace
+
+# (B, n) probabilities of the next city -> (B,) the cities drawn
+Sampler = Callable[[torch.Tensor], torch.Tensor]
 
 
 @dataclass
@@ -41,6 +49,8 @@ class Config:
     layers: int = 3  # N
     ff_hidden: int = 512
     tanh_clip: float = 10.0  # C
+    # the policy is a softmax over the compatibilities: a dense pointer, as with α = 1
+    alpha: ClassVar[float] = 1.0
 
     def __post_init__(self) -> None:
         if self.embed_dim % self.heads:
@@ -129,6 +139,7 @@ class Decoded:
     lengths: torch.Tensor  # (B,) closed-tour lengths
     log_probs: torch.Tensor  # (B,) log p(tour); carries the gradient when sampled in training
     step_probs: torch.Tensor | None = None  # (B, n, n): the distribution each step chose from
+    rollout: torch.Tensor | None = None  # symmetric: (B,) image · n + start city of the best
 
 
 class AttentionModel(nn.Module):
@@ -144,6 +155,11 @@ class AttentionModel(nn.Module):
         self.project_step = nn.Linear(2 * d, d, bias=False)  # [h_first; h_last] part of the query
         self.project_nodes = nn.Linear(d, 3 * d, bias=False)  # glimpse key, value; logit key
         self.project_glimpse = nn.Linear(d, d, bias=False)  # W^O of the glimpse heads
+
+    @classmethod
+    def from_config(cls, config: dict) -> AttentionModel:
+        """The model a manifest entry's config describes (models.checkpoints.build_model)."""
+        return cls(Config(**config))
 
     def encode(self, points: torch.Tensor) -> torch.Tensor:
         """Cities (B, n, 2) -> node embeddings (B, n, d)."""
@@ -204,10 +220,14 @@ class AttentionModel(nn.Module):
         generator: torch.Generator | None = None,
         record: bool = False,
         pre: Precomputed | None = None,
+        sampler: Sampler | None = None,
+        check: Callable[[], None] | None = None,
     ) -> Decoded:
         """Build one tour per instance of `points` (B, n, 2), greedily or by sampling.
 
-        `start` (B,) forces the first city; `pre` reuses an encoding (rows matching `points`).
+        `start` (B,) forces the first city; `pre` reuses an encoding (rows matching `points`);
+        `sampler` replaces `torch.multinomial` when sampling; `check`, if given, is called
+        before each step and raises to abandon the decode (a deadline, a client gone).
         """
         if mode not in ("greedy", "sample"):
             raise ValueError(f"mode must be 'greedy' or 'sample', got {mode!r}")
@@ -217,11 +237,15 @@ class AttentionModel(nn.Module):
         first = last = None
         chosen, log_prob, probs = [], points.new_zeros(batch), []
         for t in range(n):
+            if check is not None:
+                check()
             step = self.step_log_probs(pre, first, last, visited)  # (B, n)
             if t == 0 and start is not None:
                 city = start
             elif mode == "greedy":
                 city = step.argmax(dim=-1)
+            elif sampler is not None:
+                city = sampler(step.exp())
             else:
                 city = torch.multinomial(step.exp(), 1, generator=generator).squeeze(-1)
             log_prob = log_prob + step.gather(1, city[:, None]).squeeze(-1)
@@ -257,7 +281,12 @@ def square_symmetries(points: torch.Tensor) -> torch.Tensor:
     return torch.stack(images)
 
 
-def symmetric(model: AttentionModel, points: torch.Tensor, chunk: int = 8192) -> Decoded:
+def symmetric(
+    model: AttentionModel,
+    points: torch.Tensor,
+    chunk: int = 8192,
+    check: Callable[[], None] | None = None,
+) -> Decoded:
     """Greedy from every start city in each of the 8 images of the instance; the shortest tour.
 
     8·n greedy rollouts per instance, decoded together in rows of at most `chunk` (each row one
@@ -272,7 +301,7 @@ def symmetric(model: AttentionModel, points: torch.Tensor, chunk: int = 8192) ->
     tours, log_probs = [], []
     for lo in range(0, len(rows), chunk):
         r, s = rows[lo : lo + chunk], starts[lo : lo + chunk]
-        out = model.decode(images[r], start=s, pre=pre.rows(r))
+        out = model.decode(images[r], start=s, pre=pre.rows(r), check=check)
         tours.append(out.tours)
         log_probs.append(out.log_probs)
     tours = torch.cat(tours).view(8, batch, n, n).transpose(0, 1).reshape(batch, 8 * n, n)
@@ -280,13 +309,82 @@ def symmetric(model: AttentionModel, points: torch.Tensor, chunk: int = 8192) ->
     lengths = tour_lengths(points.repeat_interleave(8 * n, dim=0), tours.reshape(-1, n))
     best = lengths.view(batch, 8 * n).argmin(dim=1)  # (B,)
     pick = torch.arange(batch)
-    return Decoded(tours[pick, best], lengths.view(batch, 8 * n)[pick, best], log_probs[pick, best])
+    chosen = lengths.view(batch, 8 * n)[pick, best]
+    return Decoded(tours[pick, best], chosen, log_probs[pick, best], rollout=best)
 
 
-def load_safetensors(path: str, config: dict) -> AttentionModel:
-    """A model in eval mode from exported weights and the config dict stored beside them."""
-    from safetensors.torch import load_file
+# ---- one reader's instance: the pointer family's Trace (models/pointer.py) ----
 
-    model = AttentionModel(Config(**config))
-    model.load_state_dict(load_file(path))
-    return model.eval()
+
+def as_trace(tour: torch.Tensor, probs: torch.Tensor, log_prob: float) -> Trace:
+    """One decoded tour (n,) with the distributions (n, n) its steps chose from."""
+    distributions = probs.numpy().astype(np.float32)
+    return Trace(
+        order=tour.tolist(),
+        chosen=tour.tolist(),
+        distributions=distributions,
+        support_sizes=(distributions > 0).sum(axis=1).tolist(),
+        log_prob=float(log_prob),
+    )
+
+
+def cities_tensor(cities: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(cities), dtype=torch.float32)[None]
+
+
+@torch.inference_mode()
+def greedy_trace(
+    model: AttentionModel, cities: np.ndarray, check: Callable[[], None] | None = None
+) -> Trace:
+    out = model.eval().decode(cities_tensor(cities), record=True, check=check)
+    return as_trace(out.tours[0], out.step_probs[0], out.log_probs[0])
+
+
+def prefix_sampler(count: int, seed: int) -> Sampler:
+    """Inverse-CDF draws where sample i reads the i-th of MAX_SAMPLES uniforms drawn at each
+    step, so a draw of k is the first k samples of a larger draw with the same seed (as the
+    Pointer Network's `models.pointer.sample`). A visited city has probability exactly zero
+    and is never drawn."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def draw(probs: torch.Tensor) -> torch.Tensor:
+        uniforms = torch.rand(MAX_SAMPLES, generator=generator)[:count]
+        cdf = probs.cumsum(dim=-1)
+        city = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None], right=True)[:, 0]
+        city = city.clamp(max=probs.shape[-1] - 1)
+        return torch.where(probs.gather(1, city[:, None])[:, 0] > 0, city, probs.argmax(-1))
+
+    return draw
+
+
+@torch.inference_mode()
+def sample_traces(
+    model: AttentionModel,
+    cities: np.ndarray,
+    count: int,
+    seed: int = 0,
+    check: Callable[[], None] | None = None,
+) -> list[Trace]:
+    """`count` tours for one instance, drawn step by step from the policy, in one batch."""
+    if not 1 <= count <= MAX_SAMPLES:
+        raise ValueError(f"Draw between 1 and {MAX_SAMPLES} samples; got {count}.")
+    points = cities_tensor(cities).expand(count, -1, -1)
+    sampler = prefix_sampler(count, seed)
+    out = model.eval().decode(points, "sample", record=True, sampler=sampler, check=check)
+    return [
+        as_trace(t, p, lp)
+        for t, p, lp in zip(out.tours, out.step_probs, out.log_probs, strict=True)
+    ]
+
+
+@torch.inference_mode()
+def symmetric_trace(
+    model: AttentionModel, cities: np.ndarray, check: Callable[[], None] | None = None
+) -> Trace:
+    """`symmetric`'s tour, with the distributions of the rollout that found it: greedy from
+    its start city in its image of the square (the same city indices as the reader's)."""
+    points = cities_tensor(cities)
+    image, start = divmod(int(symmetric(model.eval(), points, check=check).rollout[0]), len(cities))
+    replay = square_symmetries(points)[image]
+    out = model.decode(replay, start=torch.tensor([start]), record=True, check=check)
+    return as_trace(out.tours[0], out.step_probs[0], out.log_probs[0])

@@ -44,9 +44,11 @@ import torch
 from scipy.stats import ttest_rel
 
 from models.attention_routing import AttentionModel, Config
+from models.checkpoints import CHECKPOINT_DIR, save_checkpoint
 
 RUN_DIR = Path("data/attention-routing")
-STREAMS = {"train": 1, "baseline-eval": 2, "curve": 3}  # independent instance streams
+# independent instance streams; "test" is drawn only by the results tables (models.evaluate)
+STREAMS = {"train": 1, "baseline-eval": 2, "curve": 3, "test": 4}
 
 
 @dataclass
@@ -81,9 +83,10 @@ def random_cities(generator: torch.Generator, count: int, n: int) -> torch.Tenso
     return torch.rand(count, n, 2, generator=generator)
 
 
-def curve_set(n: int, count: int) -> torch.Tensor:
-    """The fixed validation cities of the learning curve; the same for every run at this n."""
-    return random_cities(stream_generator("curve", n, count), count, n)
+def curve_set(n: int, count: int, stream: str = "curve") -> torch.Tensor:
+    """The fixed validation cities of the learning curve, the same for every run at this n;
+    or, with stream "test", the results tables' instances, which no run ever sees."""
+    return random_cities(stream_generator(stream, n, count), count, n)
 
 
 @torch.inference_mode()
@@ -109,20 +112,23 @@ def atomic_write(path: Path, write) -> None:
 # --- the optimal reference of the curve set --------------------------------------------------
 
 
-def reference_path(n: int, count: int) -> Path:
-    return RUN_DIR / f"reference-tsp{n}-{count}.npz"
+def reference_path(n: int, count: int, stream: str = "curve") -> Path:
+    name = (
+        f"reference-tsp{n}-{count}" if stream == "curve" else f"reference-{stream}-tsp{n}-{count}"
+    )
+    return RUN_DIR / f"{name}.npz"
 
 
-def compute_reference(n: int, count: int, chunk: int = 8) -> Path:
-    """Optimal (Held–Karp, n ≤ 20) or OR-Tools tours of the curve set, cached under data/.
+def compute_reference(n: int, count: int, chunk: int = 8, stream: str = "curve") -> Path:
+    """Optimal (Held–Karp, n ≤ 20) or OR-Tools tours of a set, cached under data/.
 
     Held–Karp takes about a second per TSP20 instance on an idle core, so the tours found so
     far are kept in a partial file after every chunk, and a rerun continues from it."""
     from models.tasks.tsp import held_karp_batch, ortools_tour, tour_length
 
-    points = curve_set(n, count).double().numpy()
+    points = curve_set(n, count, stream).double().numpy()
     exact = n <= 20
-    path = reference_path(n, count)
+    path = reference_path(n, count, stream)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial.npy")
     tours = list(np.load(partial)) if partial.exists() else []
@@ -143,8 +149,8 @@ def compute_reference(n: int, count: int, chunk: int = 8) -> Path:
     return path
 
 
-def load_reference(n: int, count: int) -> np.ndarray | None:
-    path = reference_path(n, count)
+def load_reference(n: int, count: int, stream: str = "curve") -> np.ndarray | None:
+    path = reference_path(n, count, stream)
     return np.load(path)["lengths"] if path.exists() else None
 
 
@@ -380,37 +386,59 @@ class Trainer:
 # --- export ----------------------------------------------------------------------------------
 
 
-def export_safetensors(state_path: str | Path, out_path: str | Path) -> dict:
-    """Write the trained policy's weights (not the baseline's) as safetensors; return the
-    config, schedule and metrics a manifest entry needs. Writes nothing else."""
-    from safetensors.torch import save_file
-
-    state = torch.load(state_path, weights_only=True)
-    weights = {k: v.contiguous() for k, v in state["model"].items()}
-    save_file(weights, str(out_path), metadata={"format": "papertrace-attention-routing"})
+def checkpoint_entry(state: dict) -> dict:
+    """The manifest entry of a run's state: config, schedule, data, metrics and curve (the
+    file, size and sha256 are added by models.checkpoints.save_checkpoint)."""
     train = state["train_config"]
     ends = [p for p in state["curve"] if p["epoch_end"]]
     last = state["curve"][-1] if state["curve"] else {}
+    n = train["n"]
     return {
         "family": "attention-routing",
-        "task": f"tsp{train['n']}",
+        "task": "tsp",
         "config": state["model_config"],
-        "training": {
-            **train,
-            "steps": state["step"],
-            "epochs_done": state["epoch"],
-            "instances_seen": state["step"] * train["batch_size"],
-            "wall_s": round(state["wall_s"], 1),
-            "baseline_updates": state["baseline_updates"],
-            "baseline": "greedy rollout, paired t-test; moving average in the warm-up epochs",
+        "parameters": sum(v.numel() for v in state["model"].values() if v.dtype.is_floating_point),
+        "seed": train["seed"],
+        "data": {
+            "source": "fresh cities uniform in [0,1]² every batch; no labels",
+            "n_range": [n, n],
+            "loss": "REINFORCE on tour length; baseline: the greedy rollout of the best policy "
+            "so far, replaced when a paired one-sided t-test on "
+            f"{train['baseline_eval_count']:,} instances favours the policy (p < "
+            f"{train['alpha']:g}); an exponential moving average in the first "
+            f"{train['warmup_epochs']} epoch",
         },
+        "steps": state["step"],
+        "epochs_done": state["epoch"],
+        "batch_size": train["batch_size"],
+        "instances_seen": state["step"] * train["batch_size"],
+        "optimizer": {
+            "name": "Adam",
+            "lr": train["lr"],
+            "schedule": f"constant, gradients clipped to norm {train['max_grad_norm']:g}",
+        },
+        "wall_time_s": round(state["wall_s"], 1),
+        "baseline_updates": state["baseline_updates"],
         "metrics": {
-            "val_count": train["curve_count"],
-            "val_greedy": last.get("val_greedy"),
-            "val_gap_pct": last.get("val_gap_pct"),
+            f"val_greedy_n{n}": last.get("val_greedy"),
+            f"val_gap_pct_n{n}": last.get("val_gap_pct"),
         },
-        "curve": [{k: p[k] for k in ("step", "wall_s", "val_greedy", "val_gap_pct")} for p in ends],
+        "validation_history": [
+            {k: p.get(k) for k in ("step", "wall_s", "val_greedy", "val_gap_pct")}
+            for p in (ends or state["curve"][-1:])
+        ],
+        "command": f"python -m models.attention_routing_train --n {n} --run <run>; then "
+        f"--run <run> --export <name>",
     }
+
+
+def export(run_dir: Path, name: str, directory: Path = CHECKPOINT_DIR) -> dict:
+    """The trained policy's weights (not the baseline's) as checkpoints/<name>.safetensors,
+    with its manifest entry."""
+    state = torch.load(run_dir / "state.pt", weights_only=True)
+    model = AttentionModel(Config(**state["model_config"]))
+    model.load_state_dict(state["model"])
+    return save_checkpoint(model, name, checkpoint_entry(state), directory)
 
 
 def main() -> None:
@@ -418,9 +446,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--run", help="run name: state in data/attention-routing/<run>/")
     parser.add_argument("--resume", action="store_true", help="continue the run from its state.pt")
+    parser.add_argument("--reference", action="store_true", help="compute a set's optimal tours")
     parser.add_argument(
-        "--reference", action="store_true", help="compute the curve set's optimal tours"
+        "--set", default="curve", choices=("curve", "test"), help="with --reference"
     )
+    parser.add_argument("--export", metavar="NAME", help="write the run's policy to checkpoints/")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-hours", type=float)
     defaults = TrainConfig()
@@ -441,11 +471,15 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if args.reference:
-        compute_reference(args.n, args.curve_count or defaults.curve_count)
+        compute_reference(args.n, args.curve_count or defaults.curve_count, stream=args.set)
         return
     if not args.run:
         parser.error("--run is required for training")
     run_dir = RUN_DIR / args.run
+    if args.export:
+        entry = export(run_dir, args.export)
+        print(f"exported step {entry['steps']} to checkpoints/{entry['file']}", flush=True)
+        return
     if args.resume:
         trainer = Trainer.resume(run_dir, args.epochs)
         print(f"resumed {run_dir} at step {trainer.step}, epoch {trainer.epoch}", flush=True)

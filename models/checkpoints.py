@@ -31,6 +31,7 @@ MANIFEST_WIDTH = 100  # a value whose one-line JSON fits stays on one line
 # family -> "module:Class"; the class builds itself with `from_config(config: dict)`
 FAMILIES = {
     "pointer": "models.pointer:PointerNet",
+    "attention-routing": "models.attention_routing:AttentionModel",
     "seq2seq": "models.seq2seq:Seq2Seq",
 }
 

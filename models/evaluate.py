@@ -1,4 +1,5 @@
-"""Regenerate a family's result tables: `python -m models.evaluate pointer|seq2seq [options]`.
+"""Regenerate a family's result tables: `python -m models.evaluate <family> [options]`, the
+family one of FAMILIES (pointer, seq2seq, attention-routing).
 
 Each family module (`models/evaluate_<family>.py`) provides `add_arguments(parser)` and
 `evaluate(args) -> dict[str, table]`; this entry point writes content/results/<family>.json:
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "content" / "results"
-FAMILIES = ("pointer", "seq2seq")
+FAMILIES = ("pointer", "seq2seq", "attention-routing")
 
 
 def write_results(family: str, tables: dict[str, dict], directory: Path = RESULTS_DIR) -> Path:
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] not in FAMILIES:
         sys.exit(f"usage: python -m models.evaluate {{{'|'.join(FAMILIES)}}} [options]")
     family = argv[0]
-    module = importlib.import_module(f"models.evaluate_{family}")
+    module = importlib.import_module(f"models.evaluate_{family.replace('-', '_')}")
     parser = argparse.ArgumentParser(prog=f"python -m models.evaluate {family}")
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])

@@ -5,9 +5,15 @@ Plain Python in (a `PointerRequest`: the task, the inputs as lists, the decoder 
 the trace as it is; the board's HTML is drawn from the same object. Scoring against the exact
 (or best cheap) answer happens here too, through models/tasks.
 
-Which checkpoint serves a task is written once, in SERVED; its α comes from the recipe that
-trained it (models/recipes.py, `Config.alpha`), and `resolve` is the one place that turns "no
-α given" into the trained default.
+Which checkpoints serve a task is written once, in SERVED; a request picks one by name
+(`model`) or by its pointer's α, which comes from the recipe that trained it
+(models/recipes.py, `Config.alpha`; the attention model of Kool et al., trained by
+models/attention_routing_train.py, is a softmax policy, α = 1). `resolve` is the one place
+that turns "no model, no α given" into the task's default.
+
+A checkpoint is a Pointer Network (models/pointer.py: greedy, beam, sample) or the attention
+model (models/attention_routing.py: greedy, sample, and `symmetric`, greedy from every start
+city over the 8 symmetries of the unit square); both answer with the same Trace.
 """
 
 from __future__ import annotations
@@ -22,18 +28,20 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from models import attention_routing
+from models.attention_routing import AttentionModel
 from models.errors import InvalidInput
 from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
 from models.tasks import hull, sort, tsp
 
 Task = Literal["hull", "tsp", "sort"]
-Decoder = Literal["greedy", "beam", "sample"]
+Decoder = Literal["greedy", "beam", "sample", "symmetric"]
 TASKS: tuple[Task, ...] = ("hull", "tsp", "sort")
 
 # task -> the checkpoints that serve it; the first is the task's default ("the trained α")
 SERVED: dict[Task, tuple[str, ...]] = {
     "hull": ("pointer-hull",),
-    "tsp": ("pointer-tsp-attention-rl2",),
+    "tsp": ("pointer-tsp-attention-rl2", "attention-routing-tsp20", "pointer-tsp"),
     "sort": ("pointer-sort", "pointer-sort-entmax15"),
 }
 
@@ -51,20 +59,54 @@ class UnknownAlpha(InvalidInput):
     """An α no served checkpoint of the task was trained with (a reader's error)."""
 
 
+class UnknownModel(InvalidInput):
+    """A `model` that does not serve the task, or a decoder that model does not have."""
+
+
+@cache
+def trained_alpha(name: str) -> float:
+    """The α of a served checkpoint's pointer: its recipe's, or the attention model's softmax."""
+    from models.recipes import RECIPES, get_recipe
+
+    return get_recipe(name).config.alpha if name in RECIPES else attention_routing.Config.alpha
+
+
+def is_attention_model(name: str) -> bool:
+    """Whether the checkpoint is Kool et al.'s attention model (it has no Pointer Network
+    recipe; models/attention_routing_train.py trains it)."""
+    from models.recipes import RECIPES
+
+    return name not in RECIPES
+
+
 @cache
 def checkpoints(task: Task) -> dict[float, str]:
-    """α -> checkpoint name for the task, the default first; α from the training recipe."""
-    from models.recipes import get_recipe
-
-    return {get_recipe(name).config.alpha: name for name in SERVED[task]}
+    """α -> the first checkpoint of the task trained with it, the default first."""
+    served: dict[float, str] = {}
+    for name in SERVED[task]:
+        served.setdefault(trained_alpha(name), name)
+    return served
 
 
 def alpha_text(alpha: float) -> str:
     return f"{alpha:g}"
 
 
-def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
-    """(α, checkpoint name) for a request's optional α; None means the task's default model."""
+def resolve(task: Task, alpha: float | None, model: str | None = None) -> tuple[float, str]:
+    """(α, checkpoint name) for a request's optional `model` and α; with neither, the task's
+    default model."""
+    if model is not None:
+        if model not in SERVED[task]:
+            raise UnknownModel(
+                f"No model called “{model}” serves the {task} task; set `model` to "
+                f"{' or '.join(SERVED[task])}, or leave it out for the default."
+            )
+        if alpha is None or math.isclose(trained_alpha(model), alpha, abs_tol=1e-9):
+            return trained_alpha(model), model
+        raise UnknownAlpha(
+            f"The model {model} has a pointer trained at α = {alpha_text(trained_alpha(model))}"
+            f", not {alpha_text(alpha)}; leave `alpha` out or set it to that."
+        )
     served = checkpoints(task)
     if alpha is None:
         return next(iter(served.items()))
@@ -78,9 +120,10 @@ def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
     )
 
 
-def hypotheses(decoder: Decoder, beam_width: int, samples: int) -> int:
-    """How many outputs a decoder carries at once: its share of the compute budget."""
-    return {"greedy": 1, "beam": beam_width, "sample": samples}[decoder]
+def hypotheses(decoder: Decoder, beam_width: int, samples: int, n: int) -> int:
+    """How many outputs a decoder carries at once over n inputs: its share of the compute
+    budget (symmetric: a greedy rollout from each of the n cities in each of 8 images)."""
+    return {"greedy": 1, "beam": beam_width, "sample": samples, "symmetric": 8 * n}[decoder]
 
 
 @dataclass(frozen=True)
@@ -94,9 +137,10 @@ class PointerRequest:
     samples: int = 64
     seed: int = 0
     alpha: float | None = None
+    model: str | None = None  # a checkpoint of SERVED[task]; None: chosen by α
 
     def hypotheses(self) -> int:
-        return hypotheses(self.decoder, self.beam_width, self.samples)
+        return hypotheses(self.decoder, self.beam_width, self.samples, len(self.inputs))
 
 
 @dataclass(frozen=True)
@@ -104,7 +148,7 @@ class ServedPointer:
     """A loaded checkpoint with what the trace reports about it."""
 
     name: str
-    model: PointerNet
+    model: PointerNet | AttentionModel
     sha256: str
     train_steps: int | None = None
     alpha: float = field(init=False)
@@ -114,8 +158,8 @@ class ServedPointer:
 
     @classmethod
     def from_entry(cls, name: str, model: Any, entry: dict[str, Any]) -> ServedPointer:
-        if not isinstance(model, PointerNet):
-            raise TypeError(f"{name} is not a pointer network")
+        if not isinstance(model, PointerNet | AttentionModel):
+            raise TypeError(f"{name} is neither a pointer network nor an attention model")
         return cls(name, model, entry["sha256"], entry.get("steps"))
 
 
@@ -241,8 +285,19 @@ def best_of_k_curve(running_best: list[float], score: SampleScore) -> list[BestO
     return [BestOfK(k=k, value=score.value(running_best[k - 1])) for k in ks]
 
 
+DECODERS = {
+    PointerNet: ("greedy", "beam", "sample"),
+    AttentionModel: ("greedy", "sample", "symmetric"),
+}
+
+
+def decoders_of(name: str) -> tuple[Decoder, ...]:
+    """The decoders a served checkpoint offers (without loading it)."""
+    return DECODERS[AttentionModel if is_attention_model(name) else PointerNet]
+
+
 def decode(
-    model: PointerNet,
+    model: PointerNet | AttentionModel,
     inputs: np.ndarray,
     request: PointerRequest,
     score: SampleScore,
@@ -250,6 +305,14 @@ def decode(
 ) -> Decoded:
     """The model's output for one instance; `check` is called between decoding steps and
     raises to stop. The sample decoder keeps the sample `score` ranks best."""
+    if request.decoder not in (offered := DECODERS[type(model)]):
+        kind = "attention model" if isinstance(model, AttentionModel) else "Pointer Network"
+        raise UnknownModel(
+            f"The {kind} decodes {', '.join(offered)}, not {request.decoder}; choose one of "
+            "those, or another `model`."
+        )
+    if isinstance(model, AttentionModel):
+        return decode_attention(model, inputs, request, score, check)
     if request.decoder == "beam":
         trace = beam_search(model, inputs, width=request.beam_width, check=check)
         return Decoded(trace, request.beam_width, 1, None)
@@ -258,6 +321,24 @@ def decode(
         best, running = best_of(traces, score.cost)
         return Decoded(best, 1, request.samples, best_of_k_curve(running, score))
     return Decoded(greedy(model, inputs[None], check)[0], 1, 1, None)
+
+
+def decode_attention(
+    model: AttentionModel,
+    cities: np.ndarray,
+    request: PointerRequest,
+    score: SampleScore,
+    check: Check,
+) -> Decoded:
+    if request.decoder == "sample":
+        traces = attention_routing.sample_traces(
+            model, cities, request.samples, request.seed, check
+        )
+        best, running = best_of(traces, score.cost)
+        return Decoded(best, 1, request.samples, best_of_k_curve(running, score))
+    if request.decoder == "symmetric":
+        return Decoded(attention_routing.symmetric_trace(model, cities, check), 1, 1, None)
+    return Decoded(attention_routing.greedy_trace(model, cities, check), 1, 1, None)
 
 
 def four_digits(probs: np.ndarray) -> np.ndarray:
@@ -430,7 +511,7 @@ def run(
     `load(name)` returns the loaded checkpoint (the web layer passes its registry). Raises
     InvalidInput, with a sentence for the reader, on unusable input or an α no checkpoint has;
     whatever `load` or `check` raise passes through."""
-    _, name = resolve(request.task, request.alpha)
+    _, name = resolve(request.task, request.alpha, request.model)
     served = load(name)
     started = time.perf_counter()  # after the one-time checkpoint load
     return TRACERS[request.task](request, served, started, check)

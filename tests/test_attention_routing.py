@@ -12,18 +12,24 @@ import torch
 from models.attention_routing import (
     AttentionModel,
     Config,
-    load_safetensors,
+    greedy_trace,
+    sample_traces,
     square_symmetries,
     symmetric,
+    symmetric_trace,
     tour_lengths,
 )
 from models.attention_routing_train import (
     TrainConfig,
     Trainer,
-    export_safetensors,
+    export,
     random_cities,
     stream_generator,
 )
+from models.checkpoints import load_model
+from models.errors import InvalidInput
+from models.pointer_run import PointerRequest, ServedPointer, resolve, run
+from models.tasks import tsp
 
 TINY = Config(embed_dim=16, heads=2, layers=2, ff_hidden=32)
 
@@ -190,10 +196,59 @@ def test_curve_points_and_export(tmp_path):
         "updates",
     }
     trainer.save()
-    entry = export_safetensors(tmp_path / "state.pt", tmp_path / "model.safetensors")
-    assert entry["task"] == "tsp8" and entry["training"]["steps"] == 3
-    model = load_safetensors(str(tmp_path / "model.safetensors"), entry["config"])
+    entry = export(tmp_path, "attention-routing-tsp8", tmp_path / "checkpoints")
+    assert entry["task"] == "tsp" and entry["steps"] == 3 and entry["data"]["n_range"] == [8, 8]
+    model, _ = load_model("attention-routing-tsp8", tmp_path / "checkpoints")
     points = cities(4, 8)
     trainer.model.eval()
     with torch.no_grad():
         assert torch.equal(model.decode(points).tours, trainer.model.decode(points).tours)
+
+
+# ---- served through the pointer family's one flow (models/pointer_run.py) ----
+
+
+def test_the_traces_are_tours_with_the_distributions_they_chose_from():
+    torch.manual_seed(3)
+    model = AttentionModel(TINY).eval()
+    where = cities(1, 9)[0].numpy()
+    for trace in (greedy_trace(model, where), symmetric_trace(model, where)):
+        assert sorted(trace.order) == list(range(9)) and trace.chosen == trace.order
+        assert trace.distributions.shape == (9, 9)
+        assert abs(trace.distributions.sum(axis=1) - 1).max() < 1e-5
+        for step, city in enumerate(trace.order):  # visited cities have probability 0
+            assert trace.distributions[step, city] > 0
+            assert (trace.distributions[step, trace.order[:step]] == 0).all()
+        assert trace.support_sizes == list(range(9, 0, -1))
+    greedy, best = greedy_trace(model, where), symmetric_trace(model, where)
+    assert tsp.tour_length(where, best.order) <= tsp.tour_length(where, greedy.order) + 1e-6
+
+
+def test_more_samples_only_add_to_a_draw():
+    torch.manual_seed(4)
+    model = AttentionModel(TINY).eval()
+    where = cities(1, 10)[0].numpy()
+    few, more = sample_traces(model, where, 4, seed=7), sample_traces(model, where, 16, seed=7)
+    assert [t.order for t in few] == [t.order for t in more[:4]]
+    assert len({tuple(t.order) for t in more}) > 1  # a draw, not one tour repeated
+    other = sample_traces(model, where, 16, seed=8)
+    assert [t.order for t in other] != [t.order for t in more]
+
+
+def test_run_serves_the_attention_model_and_refuses_what_it_cannot_decode():
+    torch.manual_seed(5)
+    served = ServedPointer("attention-routing-tsp20", AttentionModel(TINY).eval(), "0" * 64)
+    points = cities(1, 12)[0].tolist()
+    load = {"attention-routing-tsp20": served}.__getitem__
+    for decoder in ("greedy", "sample", "symmetric"):
+        request = PointerRequest("tsp", points, decoder, samples=8, model="attention-routing-tsp20")
+        trace = run(request, load)
+        assert trace.valid and trace.decoder == decoder and trace.model.alpha == 1.0
+        assert len(trace.steps) == 12 and trace.gap is not None and trace.gap >= -1e-9
+    with pytest.raises(InvalidInput, match="decodes greedy, sample, symmetric, not beam"):
+        run(PointerRequest("tsp", points, "beam", model="attention-routing-tsp20"), load)
+    with pytest.raises(InvalidInput, match="No model called “pointer-hull” serves the tsp"):
+        resolve("tsp", None, "pointer-hull")
+    with pytest.raises(InvalidInput, match="trained at α = 1, not 1.5"):
+        resolve("tsp", 1.5, "attention-routing-tsp20")
+    assert resolve("tsp", None) == (1.0, "pointer-tsp-attention-rl2")  # the default stays

@@ -15,12 +15,14 @@ from app import model_cards
 from app.main import create_app
 from models import pointer_run, seq2seq_run
 from models.checkpoints import ancestry
+from models.pointer_run import is_attention_model
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"
 MANIFEST = json.loads((CHECKPOINTS / "manifest.json").read_text())
 SERVED = {
-    "pointer-networks": list(pointer_run.served_names()),
+    "pointer-networks": [n for n in pointer_run.served_names() if not is_attention_model(n)],
+    "attention-routing": [n for n in pointer_run.served_names() if is_attention_model(n)],
     "sparse-seq2seq": [name for names in seq2seq_run.SERVED.values() for name in names.values()],
 }
 
@@ -111,9 +113,18 @@ def test_a_checkpoint_missing_from_the_manifest_is_named_not_carded() -> None:
     assert model_cards.missing("pointer-networks", manifest) == ["pointer-hull"]
 
 
+def test_every_board_links_to_its_models_card() -> None:
+    with TestClient(create_app()) as site:
+        for slug in ("pointer-networks", "attention-routing"):
+            links = re.findall(
+                r'class="pb-model-card" href="([^"#]+)#([^"]+)"', site.get(f"/papers/{slug}").text
+            )
+            assert links, slug
+            for page, anchor in links:
+                assert f'id="{anchor}"' in site.get(page).text, (slug, page, anchor)
+
+
 def test_every_live_figure_links_to_its_card() -> None:
-    board = (ROOT / "templates/partials/widgets/pointer-board.html").read_text()
-    assert 'href="/papers/pointer-networks/models#{{ task }}"' in board
     answer = (ROOT / "templates/partials/seq2seq/result.html").read_text()
     assert 'href="/papers/sparse-seq2seq/models#{{ r.model.name }}"' in answer
 

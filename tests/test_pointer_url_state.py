@@ -104,6 +104,7 @@ def test_the_form_reads_as_the_address_and_the_answer_writes_the_fields() -> Non
         "tsp": None,
         "tsp-width": None,
         "tsp-k": None,
+        "tsp-model": None,
         "tsp-values": None,
         "tsp-points": "0.1,0.2;0.8,0.1;0.5,0.9",
         "tsp-decoder": "sample",
