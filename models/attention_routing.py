@@ -72,10 +72,7 @@ def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """MHA(q, h) = Σ_m W^O_m softmax(Q_m K_mᵀ / √d_k) V_m, with d_k = d / heads.
-
-    Keeps the last attention weights it computed when `keep` is set, so a figure can show them
-    without a second pass."""
+    """MHA(q, h) = Σ_m W^O_m softmax(Q_m K_mᵀ / √d_k) V_m, with d_k = d / heads."""
 
     def __init__(self, d: int, heads: int) -> None:
         super().__init__()
@@ -85,14 +82,15 @@ class MultiHeadAttention(nn.Module):
         for proj in (self.query, self.key, self.value):
             _uniform_(proj.weight, self.d_k)
         _uniform_(self.out.weight, d)
-        self.keep = False
-        self.weights: torch.Tensor | None = None  # (B, heads, n, n) when kept
+
+    def weights(self, h: torch.Tensor) -> torch.Tensor:
+        """(B, heads, n, n): how much each city's head reads every city."""
+        q, k = (split_heads(proj(h), self.heads) for proj in (self.query, self.key))
+        return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d_k), dim=-1)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        q, k, v = (split_heads(proj(h), self.heads) for proj in (self.query, self.key, self.value))
-        weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d_k), dim=-1)
-        self.weights = weights.detach() if self.keep else None
-        heads = (weights @ v).transpose(-3, -2).reshape(h.shape)  # (B, n, d)
+        v = split_heads(self.value(h), self.heads)
+        heads = (self.weights(h) @ v).transpose(-3, -2).reshape(h.shape)  # (B, n, d)
         return self.out(heads)
 
 
@@ -120,17 +118,14 @@ class EncoderLayer(nn.Module):
 
 @dataclass
 class Precomputed:
-    """What the decoder needs from the encoder, computed once per instance."""
+    """What the decoder needs from the encoder, computed once per instance; the keys are
+    stored transposed, so that every rollout of an instance multiplies them in place."""
 
     embeddings: torch.Tensor  # (B, n, d)
     fixed_query: torch.Tensor  # (B, d): the graph embedding's part of the glimpse query
-    glimpse_key: torch.Tensor  # (B, heads, n, d_k)
+    glimpse_key_t: torch.Tensor  # (B, heads, d_k, n)
     glimpse_value: torch.Tensor  # (B, heads, n, d_k)
-    logit_key: torch.Tensor  # (B, n, d)
-
-    def rows(self, index: torch.Tensor) -> Precomputed:
-        """The same tensors for instances `index` (R,), e.g. each instance once per start city."""
-        return Precomputed(*(t[index] for t in vars(self).values()))
+    logit_key_t: torch.Tensor  # (B, d, n)
 
 
 @dataclass
@@ -168,10 +163,13 @@ class AttentionModel(nn.Module):
             h = layer(h)
         return h
 
-    def keep_attention(self, keep: bool = True) -> None:
-        """Make each encoder layer keep its attention weights (`encoder[l].attention.weights`)."""
+    def encoder_attention(self, points: torch.Tensor) -> torch.Tensor:
+        """(layers, B, heads, n, n): the attention weights of every encoder layer's heads."""
+        h, found = self.embed(points), []
         for layer in self.encoder:
-            layer.attention.keep = keep
+            found.append(layer.attention.weights(h))
+            h = layer(h)
+        return torch.stack(found)
 
     def precompute(self, embeddings: torch.Tensor) -> Precomputed:
         heads = self.config.heads
@@ -179,9 +177,9 @@ class AttentionModel(nn.Module):
         return Precomputed(
             embeddings=embeddings,
             fixed_query=self.project_graph(embeddings.mean(dim=1)),
-            glimpse_key=split_heads(glimpse_key, heads),
-            glimpse_value=split_heads(glimpse_value, heads),
-            logit_key=logit_key,
+            glimpse_key_t=split_heads(glimpse_key, heads).transpose(-1, -2).contiguous(),
+            glimpse_value=split_heads(glimpse_value, heads).contiguous(),
+            logit_key_t=logit_key.transpose(-1, -2).contiguous(),
         )
 
     def step_log_probs(
@@ -191,23 +189,25 @@ class AttentionModel(nn.Module):
         last: torch.Tensor | None,
         visited: torch.Tensor,
     ) -> torch.Tensor:
-        """log p(next city) (B, n) given the first and last city so far (B,) and visited (B, n)."""
+        """log p(next city) (B·R, n) of R rollouts per instance, rollout-major within each of
+        the B instances, given the first and last city so far (B·R,) and visited (B·R, n)."""
         batch, n, d = pre.embeddings.shape
+        rows = visited.shape[0] // batch
         if first is None:
-            step_context = self.placeholder.expand(batch, 2 * d)
+            step_context = self.placeholder.expand(batch * rows, 2 * d)
         else:
-            rows = torch.arange(batch)
+            instance = torch.arange(batch).repeat_interleave(rows)
             step_context = torch.cat(
-                [pre.embeddings[rows, first], pre.embeddings[rows, last]], dim=-1
+                [pre.embeddings[instance, first], pre.embeddings[instance, last]], dim=-1
             )
-        query = pre.fixed_query + self.project_step(step_context)  # (B, d)
-        heads, d_k = pre.glimpse_key.shape[1], pre.glimpse_key.shape[-1]
-        q = query.view(batch, heads, 1, d_k)
-        compat = q @ pre.glimpse_key.transpose(-1, -2) / math.sqrt(d_k)  # (B, heads, 1, n)
-        compat = compat.masked_fill(visited[:, None, None, :], float("-inf"))
-        glimpse = (torch.softmax(compat, dim=-1) @ pre.glimpse_value).reshape(batch, d)
-        glimpse = self.project_glimpse(glimpse)  # (B, d)
-        logits = (pre.logit_key @ glimpse[:, :, None]).squeeze(-1) / math.sqrt(d)  # (B, n)
+        query = pre.fixed_query.repeat_interleave(rows, dim=0) + self.project_step(step_context)
+        heads, d_k = pre.glimpse_key_t.shape[1], pre.glimpse_key_t.shape[2]
+        q = query.view(batch, rows, heads, d_k).transpose(1, 2)  # (B, heads, R, d_k)
+        compat = q @ pre.glimpse_key_t / math.sqrt(d_k)  # (B, heads, R, n)
+        compat = compat.masked_fill(visited.view(batch, 1, rows, n), float("-inf"))
+        glimpse = torch.softmax(compat, dim=-1) @ pre.glimpse_value  # (B, heads, R, d_k)
+        glimpse = self.project_glimpse(glimpse.transpose(1, 2).reshape(batch, rows, d))
+        logits = (glimpse @ pre.logit_key_t).view(batch * rows, n) / math.sqrt(d)
         logits = self.config.tanh_clip * torch.tanh(logits)
         return torch.log_softmax(logits.masked_fill(visited, float("-inf")), dim=-1)
 
@@ -216,26 +216,27 @@ class AttentionModel(nn.Module):
         points: torch.Tensor,
         mode: str = "greedy",
         *,
+        rollouts: int = 1,
         start: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
         record: bool = False,
-        pre: Precomputed | None = None,
         sampler: Sampler | None = None,
         check: Callable[[], None] | None = None,
     ) -> Decoded:
-        """Build one tour per instance of `points` (B, n, 2), greedily or by sampling.
+        """Build `rollouts` tours per instance of `points` (B, n, 2), greedily or by sampling,
+        all from one encoding of each instance; tours (B·rollouts, n), an instance's together.
 
-        `start` (B,) forces the first city; `pre` reuses an encoding (rows matching `points`);
-        `sampler` replaces `torch.multinomial` when sampling; `check`, if given, is called
-        before each step and raises to abandon the decode (a deadline, a client gone).
+        `start` (B·rollouts,) forces the first city; `sampler` replaces `torch.multinomial`
+        when sampling; `check`, if given, is called before each step and raises to abandon the
+        decode (a deadline, a client gone).
         """
         if mode not in ("greedy", "sample"):
             raise ValueError(f"mode must be 'greedy' or 'sample', got {mode!r}")
-        pre = pre or self.precompute(self.encode(points))
+        pre = self.precompute(self.encode(points))
         batch, n, _ = pre.embeddings.shape
-        visited = torch.zeros(batch, n, dtype=torch.bool)
+        visited = torch.zeros(batch * rollouts, n, dtype=torch.bool)
         first = last = None
-        chosen, log_prob, probs = [], points.new_zeros(batch), []
+        chosen, log_prob, probs = [], points.new_zeros(batch * rollouts), []
         for t in range(n):
             if check is not None:
                 check()
@@ -257,7 +258,8 @@ class AttentionModel(nn.Module):
             chosen.append(city)
         tours = torch.stack(chosen, dim=1)
         step_probs = torch.stack(probs, dim=1) if record else None
-        return Decoded(tours, tour_lengths(points, tours), log_prob, step_probs)
+        lengths = tour_lengths(points.repeat_interleave(rollouts, dim=0), tours)
+        return Decoded(tours, lengths, log_prob, step_probs)
 
 
 def tour_lengths(points: torch.Tensor, tours: torch.Tensor) -> torch.Tensor:
@@ -282,30 +284,20 @@ def square_symmetries(points: torch.Tensor) -> torch.Tensor:
 
 
 def symmetric(
-    model: AttentionModel,
-    points: torch.Tensor,
-    chunk: int = 8192,
-    check: Callable[[], None] | None = None,
+    model: AttentionModel, points: torch.Tensor, check: Callable[[], None] | None = None
 ) -> Decoded:
     """Greedy from every start city in each of the 8 images of the instance; the shortest tour.
 
-    8·n greedy rollouts per instance, decoded together in rows of at most `chunk` (each row one
-    (image, start) pair); lengths are measured on the original cities. `log_probs` is that of
-    the chosen rollout, with its forced first city.
+    8·n greedy rollouts per instance, n per image from one encoding of it; lengths are
+    measured on the original cities (the images keep distances). `log_probs` is that of the
+    chosen rollout, with its forced first city; `rollout` is its image · n + start city.
     """
     batch, n, _ = points.shape
-    images = square_symmetries(points).reshape(8 * batch, n, 2)  # row i·B + b: image i of b
-    pre = model.precompute(model.encode(images))
-    rows = torch.arange(8 * batch).repeat_interleave(n)  # (8·B·n,) row of the image
-    starts = torch.arange(n).repeat(8 * batch)  # (8·B·n,)
-    tours, log_probs = [], []
-    for lo in range(0, len(rows), chunk):
-        r, s = rows[lo : lo + chunk], starts[lo : lo + chunk]
-        out = model.decode(images[r], start=s, pre=pre.rows(r), check=check)
-        tours.append(out.tours)
-        log_probs.append(out.log_probs)
-    tours = torch.cat(tours).view(8, batch, n, n).transpose(0, 1).reshape(batch, 8 * n, n)
-    log_probs = torch.cat(log_probs).view(8, batch, n).transpose(0, 1).reshape(batch, 8 * n)
+    images = square_symmetries(points).transpose(0, 1).reshape(batch * 8, n, 2)  # b, then image
+    starts = torch.arange(n).repeat(batch * 8)  # each image's rollouts start at 0, 1, …, n − 1
+    out = model.decode(images, rollouts=n, start=starts, check=check)
+    tours = out.tours.view(batch, 8 * n, n)
+    log_probs = out.log_probs.view(batch, 8 * n)
     lengths = tour_lengths(points.repeat_interleave(8 * n, dim=0), tours.reshape(-1, n))
     best = lengths.view(batch, 8 * n).argmin(dim=1)  # (B,)
     pick = torch.arange(batch)
@@ -340,6 +332,57 @@ def greedy_trace(
     return as_trace(out.tours[0], out.step_probs[0], out.log_probs[0])
 
 
+@torch.inference_mode()
+def encoder_attention(model: AttentionModel, cities: np.ndarray) -> np.ndarray:
+    """(layers, heads, n, n) for one instance: row i of a head is what city i reads."""
+    return model.eval().encoder_attention(cities_tensor(cities))[:, 0].numpy()
+
+
+@dataclass
+class Rollout:
+    tour: list[int]
+    length: float
+    log_prob: float
+
+
+@dataclass
+class ReinforceView:
+    """What one REINFORCE step would do with k tours sampled for one instance: each tour's
+    advantage over the greedy-rollout baseline, L(π) − b(s), is the weight its log-probability
+    gradient gets, negated (a shorter tour than the baseline is made more likely)."""
+
+    baseline: Rollout  # the greedy tour of the policy (here the baseline policy itself)
+    samples: list[Rollout]
+
+    def advantages(self) -> list[float]:
+        return [s.length - self.baseline.length for s in self.samples]
+
+
+@torch.inference_mode()
+def reinforce_view(
+    model: AttentionModel,
+    cities: np.ndarray,
+    count: int,
+    seed: int = 0,
+    check: Callable[[], None] | None = None,
+) -> ReinforceView:
+    """k sampled tours and the greedy rollout for one instance (the same draws as
+    `sample_traces` with this seed)."""
+    points = cities_tensor(cities)
+    greedy = model.eval().decode(points, check=check)
+    draws = model.decode(
+        points, "sample", rollouts=count, sampler=prefix_sampler(count, seed), check=check
+    )
+    rollouts = [
+        Rollout(t.tolist(), float(length), float(lp))
+        for t, length, lp in zip(draws.tours, draws.lengths, draws.log_probs, strict=True)
+    ]
+    baseline = Rollout(
+        greedy.tours[0].tolist(), float(greedy.lengths[0]), float(greedy.log_probs[0])
+    )
+    return ReinforceView(baseline, rollouts)
+
+
 def prefix_sampler(count: int, seed: int) -> Sampler:
     """Inverse-CDF draws where sample i reads the i-th of MAX_SAMPLES uniforms drawn at each
     step, so a draw of k is the first k samples of a larger draw with the same seed (as the
@@ -368,9 +411,11 @@ def sample_traces(
     """`count` tours for one instance, drawn step by step from the policy, in one batch."""
     if not 1 <= count <= MAX_SAMPLES:
         raise ValueError(f"Draw between 1 and {MAX_SAMPLES} samples; got {count}.")
-    points = cities_tensor(cities).expand(count, -1, -1)
     sampler = prefix_sampler(count, seed)
-    out = model.eval().decode(points, "sample", record=True, sampler=sampler, check=check)
+    points = cities_tensor(cities)
+    out = model.eval().decode(
+        points, "sample", rollouts=count, record=True, sampler=sampler, check=check
+    )
     return [
         as_trace(t, p, lp)
         for t, p, lp in zip(out.tours, out.step_probs, out.log_probs, strict=True)

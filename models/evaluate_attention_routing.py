@@ -70,7 +70,7 @@ def decoded_lengths(model: AttentionModel, points: torch.Tensor) -> dict[str, tu
     generator = torch.Generator().manual_seed(0)
     sampled = []
     for instance in points:
-        draws = model.decode(instance.expand(SAMPLES, -1, -1), "sample", generator=generator)
+        draws = model.decode(instance[None], "sample", rollouts=SAMPLES, generator=generator)
         sampled.append(draws.lengths.min())
     found["sampling"] = torch.stack(sampled), time.perf_counter() - started
     started = time.perf_counter()

@@ -122,8 +122,10 @@ def resolve(task: Task, alpha: float | None, model: str | None = None) -> tuple[
 
 def hypotheses(decoder: Decoder, beam_width: int, samples: int, n: int) -> int:
     """How many outputs a decoder carries at once over n inputs: its share of the compute
-    budget (symmetric: a greedy rollout from each of the n cities in each of 8 images)."""
-    return {"greedy": 1, "beam": beam_width, "sample": samples, "symmetric": 8 * n}[decoder]
+    budget. Symmetric runs 8·n greedy rollouts of the attention model, whose steps share one
+    encoding per image and cost about an eighth of a Pointer Network hypothesis's (measured
+    by bench/pointer_api.py: 94 ms at n = 50, 0.7 s at n = 100), so it is priced as n."""
+    return {"greedy": 1, "beam": beam_width, "sample": samples, "symmetric": n}[decoder]
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def test_symmetric_decoder_is_never_worse_than_greedy():
     model, points = tiny_model(), cities(6, 8)
     with torch.no_grad():
         greedy = model.decode(points)
-        best = symmetric(model, points, chunk=100)  # chunks split rows across decode calls
+        best = symmetric(model, points)
     assert is_permutation(best.tours)
     assert torch.allclose(best.lengths, tour_lengths(points, best.tours))
     assert (best.lengths <= greedy.lengths + 1e-5).all()

@@ -21,8 +21,13 @@ from app.main import create_app
 ROOT = Path(__file__).resolve().parent.parent
 POINTER_PAGE = ROOT / "content" / "pointer-networks.md"
 SPARSE_PAGE = ROOT / "content" / "sparse-seq2seq.md"
+ROUTING_PAGE = ROOT / "content" / "attention-routing.md"
 VALUE_SPAN = re.compile(r'<span class="result-value" title="[^"]*">([^<]*)</span>')
-PAGES = {"pointer-networks": POINTER_PAGE, "sparse-seq2seq": SPARSE_PAGE}
+PAGES = {
+    "pointer-networks": POINTER_PAGE,
+    "sparse-seq2seq": SPARSE_PAGE,
+    "attention-routing": ROUTING_PAGE,
+}
 # The sections that report our models: every decimal, percentage or ratio in them is a
 # `{{…}}` value, a number in one of the page's tables of the paper's results, or one of these
 # numbers the prose quotes from the papers' text (with where it comes from).
@@ -39,7 +44,9 @@ RESULTS_SECTIONS = {
         "### Our translation results",
         "## How sparse are the trained models?",
     ),
+    "attention-routing": ("## At a glance", "## Results: the paper and ours"),
 }
+KOOL_TABLE_1 = "Kool et al. 2019, Table 1, attention model with the rollout baseline"
 PAPER_TEXT_NUMBERS = {
     "pointer-networks": {
         "1%": "Vinyals et al. 2015, Table 1: FAIL when more than 1% of outputs are not simple",
@@ -64,6 +71,20 @@ PAPER_TEXT_NUMBERS = {
     },
     "sparse-seq2seq": {
         "2.5": "Peters et al. 2019, §5.1: up to 2.5 points for single models, medium setting",
+    },
+    "attention-routing": {
+        "0.34%": f"{KOOL_TABLE_1}: TSP20 greedy",
+        "0.08%": f"{KOOL_TABLE_1}: TSP20 sampling 1,280",
+        "1.76%": f"{KOOL_TABLE_1}: TSP50 greedy",
+        "0.52%": f"{KOOL_TABLE_1}: TSP50 sampling",
+        "4.53%": f"{KOOL_TABLE_1}: TSP100 greedy",
+        "2.26%": f"{KOOL_TABLE_1}: TSP100 sampling",
+        "3.85": f"{KOOL_TABLE_1}: TSP20 greedy length",
+        "3.84": f"{KOOL_TABLE_1}: TSP20 sampling length, and Concorde's",
+        "5.80": f"{KOOL_TABLE_1}: TSP50 greedy length",
+        "5.73": f"{KOOL_TABLE_1}: TSP50 sampling length",
+        "8.12": f"{KOOL_TABLE_1}: TSP100 greedy length",
+        "7.94": f"{KOOL_TABLE_1}: TSP100 sampling length",
     },
 }
 # names of mappings ("1.5-entmax", "α = 1.5") are not results

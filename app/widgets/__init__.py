@@ -87,6 +87,7 @@ def register_widget(
 PROVIDER_MODULES = (
     "app.entmax.widget",
     "app.pointer.widget",
+    "app.routing.widget",
     "app.widgets.results_table",
     "app.seq2seq.widget",
     "app.widgets.try_this",

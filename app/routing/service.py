@@ -1,0 +1,49 @@
+"""The routing figures' answers, from the served attention model (models/attention_routing.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.registry import ModelRegistry
+from app.routing.requests import (
+    MODEL,
+    AttentionAnswer,
+    AttentionFigure,
+    ModelInfo,
+    ReinforceAnswer,
+    ReinforceFigure,
+    SampledTour,
+    Tour,
+    rounded,
+)
+from models import attention_routing
+from models.pointer_run import Check
+from models.tasks import tsp
+
+
+def served(registry: ModelRegistry) -> tuple[attention_routing.AttentionModel, ModelInfo]:
+    served = registry.get(MODEL)  # raises ModelUnavailable, answered by app.errors
+    return served.model, ModelInfo(name=served.name, sha256=served.sha256)
+
+
+def attention(registry: ModelRegistry, figure: AttentionFigure) -> AttentionAnswer:
+    model, info = served(registry)
+    cities = tsp.validate_points(np.array(figure.points))  # InvalidInput: the reader's error
+    weights = attention_routing.encoder_attention(model, cities)[figure.layer - 1, figure.head - 1]
+    return AttentionAnswer(
+        layer=figure.layer, head=figure.head, city=figure.city, weights=rounded(weights), model=info
+    )
+
+
+def reinforce(registry: ModelRegistry, figure: ReinforceFigure, check: Check) -> ReinforceAnswer:
+    model, info = served(registry)
+    cities = tsp.validate_points(np.array(figure.points))
+    view = attention_routing.reinforce_view(model, cities, figure.samples, figure.seed, check)
+    baseline = Tour(
+        order=view.baseline.tour, length=view.baseline.length, log_prob=view.baseline.log_prob
+    )
+    samples = [
+        SampledTour(order=s.tour, length=s.length, log_prob=s.log_prob, advantage=a)
+        for s, a in zip(view.samples, view.advantages(), strict=True)
+    ]
+    return ReinforceAnswer(baseline=baseline, samples=samples, model=info)
