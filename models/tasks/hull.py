@@ -45,7 +45,8 @@ def validate_points(points: np.ndarray) -> np.ndarray:
         same = [j for j in range(n) if np.array_equal(points[j], points[i])]
         x, y = points[i]
         raise InvalidInstance(
-            f"Points {same[0]} and {same[1]} are the same point ({x:g}, {y:g}); "
+            f"Points {same[0] + 1} and {same[1] + 1} (counting from 1) are the same point "
+            f"({x:g}, {y:g}); "
             "remove or move one of them."
         )
     spans = points - points[0]

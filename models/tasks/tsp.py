@@ -44,13 +44,15 @@ def validate_points(points: np.ndarray) -> np.ndarray:
         i = int(first[np.argmax(counts > 1)])
         same = [j for j in range(len(points)) if np.array_equal(points[j], points[i])]
         raise InvalidInstance(
-            f"Points {same[0]} and {same[1]} are the same point; remove or move one of them."
+            f"Points {same[0] + 1} and {same[1] + 1} (counting from 1) are the same point; "
+            "remove or move one of them."
         )
     gaps = distances(points) + np.eye(len(points))
     if gaps.min() < MIN_SEPARATION:  # distinct, but their distance rounds away to (almost) 0
         i, j = sorted(np.unravel_index(int(np.argmin(gaps)), gaps.shape))
         raise InvalidInstance(
-            f"Points {i} and {j} are closer than {MIN_SEPARATION:g}; move them apart."
+            f"Points {i + 1} and {j + 1} (counting from 1) are closer than "
+            f"{MIN_SEPARATION:g}; move them apart."
         )
     return points
 
