@@ -12,10 +12,29 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: run test lint bench mutate chromium
+.PHONY: run serve deploy test lint bench mutate chromium nginx
 
 run: $(VENV)/.runtime-installed
 	$(PY) -m app.serve --host $(HOST) --port $(PORT)
+
+# Behind nginx (README "Deploying"; deploy/papertrace@.service does the same under systemd):
+# instance INSTANCE of deploy/nginx.conf's upstream, on its socket in SOCKET_DIR, with WORKERS
+# workers and its metrics on 127.0.0.1:946<INSTANCE>. Run it as the app's user, e.g.
+#   sudo -u papertrace make serve INSTANCE=2
+SOCKET_DIR ?= /run/papertrace
+INSTANCE ?= 1
+WORKERS ?= 1
+serve: $(VENV)/.runtime-installed
+	$(PY) -m app.serve --uds $(SOCKET_DIR)/app-$(INSTANCE).sock --workers $(WORKERS) \
+		--metrics-port 946$(INSTANCE) --metrics-dir $(SOCKET_DIR)/metrics-$(INSTANCE)
+
+# deploy/nginx.conf as /etc/nginx/conf.d/papertrace.conf, serving static/ from this checkout;
+# checked (nginx -t) before nginx reloads it.
+NGINX_SITE ?= /etc/nginx/conf.d/papertrace.conf
+deploy: nginx
+	sed 's|root /srv/papertrace;|root $(CURDIR);|' deploy/nginx.conf | $(SUDO) tee $(NGINX_SITE) > /dev/null
+	$(SUDO) nginx -t
+	$(SUDO) systemctl reload nginx || $(SUDO) nginx -s reload
 
 # Three pytest-xdist workers on this 2-core machine: a third of the suite's time is browser
 # tests waiting on Chromium and the live server, so a third worker fills the cores while the

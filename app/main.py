@@ -23,8 +23,8 @@ from app.errors import install_error_handlers, method_not_allowed, unparseable_b
 from app.health import router as health_router
 from app.pages import router as pages_router
 from app.pointer.router import router as pointer_router
-from app.routing.router import router as routing_router
 from app.registry import ModelRegistry
+from app.routing.router import router as routing_router
 from app.seq2seq.router import router as seq2seq_router
 from app.serving import install_serving, warm_up
 from app.settings import ServingSettings

@@ -1,5 +1,5 @@
 """What an operator sees: one access-log line per request with a request id, and Prometheus
-metrics at /metrics with a latency histogram per route.
+metrics at /metrics with a latency histogram per route (on app.serve's metrics listener only).
 
 The request id comes from the client's `X-Request-ID` when it is a short token (a load balancer
 usually sets one), else a fresh one; it goes back in the response's `X-Request-ID`, so a reader's
@@ -9,15 +9,19 @@ bug report and the log line can be matched.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 import uuid
 
-from fastapi import FastAPI
-from prometheus_client import CollectorRegistry
+from fastapi import FastAPI, HTTPException, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from prometheus_fastapi_instrumentator import Instrumentator, metrics
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.limits import send_json_error
+from app.security import SECURITY_HEADERS
 
 ACCESS_LOGGER = "papertrace.access"
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -99,9 +103,14 @@ class AccessLog:
 
 
 def install_metrics(app: FastAPI) -> None:
-    """/metrics in Prometheus text format. Each app gets its own registry so tests can build
-    many apps in one process; with several workers set $PROMETHEUS_MULTIPROC_DIR and the
-    instrumentator aggregates them."""
+    """/metrics in Prometheus text format: request counts and a latency histogram per route.
+
+    Each app records into a registry of its own, so tests can build many apps in one process.
+    Under app.serve ($PROMETHEUS_MULTIPROC_DIR, a fresh folder each start) every worker writes
+    its numbers to files there and a scrape, whichever worker answers it, reads them all: the
+    sum over workers, those that died included, so a counter never goes back. With a metrics
+    port (`app.state.serving.metrics_port`, see app.settings) /metrics answers only there, and
+    anywhere else it is the page that does not exist."""
     registry = CollectorRegistry()
     instrumentator = Instrumentator(
         excluded_handlers=["/metrics"],
@@ -117,4 +126,48 @@ def install_metrics(app: FastAPI) -> None:
 
     instrumentator.add(record_with_bounded_labels)
     instrumentator.instrument(app)
-    instrumentator.expose(app, endpoint="/metrics", include_in_schema=False)
+    metrics_port = app.state.serving.metrics_port
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics_text(request: Request) -> Response:
+        if metrics_port is not None and listener_port(request.scope) != metrics_port:
+            raise HTTPException(404)
+        return Response(generate_latest(scraped(registry)), media_type=CONTENT_TYPE_LATEST)
+
+    if metrics_port is not None:
+        app.add_middleware(MetricsListenerOnly, port=metrics_port)
+
+
+def scraped(registry: CollectorRegistry) -> CollectorRegistry:
+    """What a scrape reports: every worker's files in multiprocess mode, else this registry."""
+    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        return registry
+    every_worker = CollectorRegistry()
+    multiprocess.MultiProcessCollector(every_worker)
+    return every_worker
+
+
+def listener_port(scope: Scope) -> int | None:
+    """The port of the listener the request came in on (None on a Unix socket)."""
+    server = scope.get("server")
+    return server[1] if server else None
+
+
+class MetricsListenerOnly:
+    """The metrics port answers /metrics and nothing else: it is not a second way into the site
+    around its proxy."""
+
+    def __init__(self, app: ASGIApp, port: int) -> None:
+        self.app = app
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and listener_port(scope) == self.port
+            and scope["path"] != "/metrics"
+        ):
+            detail = "This port serves the metrics at /metrics only; readers use the site's proxy."
+            await send_json_error(send, 404, detail, SECURITY_HEADERS)
+            return
+        await self.app(scope, receive, send)

@@ -1,4 +1,5 @@
-"""Security headers on every response, and CORS closed unless origins are listed.
+"""Security headers on every response, CORS closed unless origins are listed, and the reader's
+address believed from X-Forwarded-For only on the proxy's own socket.
 
 The Content-Security-Policy names no remote origin and allows no inline script: pages load only
 their own files, pass data to scripts in `<script type="application/json">` blocks (which CSP
@@ -9,6 +10,7 @@ can be injected through a style.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 
 from fastapi import FastAPI
@@ -126,3 +128,43 @@ def allow_cross_origin(app: FastAPI, origins: tuple[str, ...]) -> None:
             allow_headers=["Content-Type", "HX-Request", "X-Request-ID"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
+
+
+class ForwardedBySocket:
+    """The reader's address and scheme from the proxy's X-Forwarded-For and X-Forwarded-Proto,
+    believed only for connections that arrived on the proxy's Unix socket (`app.serve --uds`).
+
+    Only nginx's user may open that socket (mode 0660, see app/serve.py), so a connection on it
+    is the proxy; on every TCP listener the headers are ignored, whoever connects. Trusting an
+    address instead (`--forwarded-allow-ips 127.0.0.1` for nginx on the same machine) trusts
+    every local process, and any of them could name its own address to escape the rate limit.
+    nginx sets the header to the one address it saw; were it to append instead, the last entry
+    is still the one it added."""
+
+    def __init__(self, app: ASGIApp, socket_path: str) -> None:
+        self.app = app
+        self.listener = (socket_path, None)  # uvicorn's scope["server"] on a Unix socket
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and tuple(scope.get("server") or ()) == self.listener:
+            forwarded_for = proto = None
+            for key, value in scope["headers"]:
+                if key == b"x-forwarded-for":
+                    forwarded_for = value.decode("latin-1")
+                elif key == b"x-forwarded-proto":
+                    proto = value.decode("latin-1").strip()
+            if (address := forwarded_address(forwarded_for)) is not None:
+                scope["client"] = (address, 0)
+            if proto in ("http", "https"):
+                scope["scheme"] = proto
+        await self.app(scope, receive, send)
+
+
+def forwarded_address(header: str | None) -> str | None:
+    """The address the proxy added (the header's last entry), or None when it is not one."""
+    if not header:
+        return None
+    try:
+        return str(ipaddress.ip_address(header.rsplit(",", 1)[-1].strip()))
+    except ValueError:
+        return None

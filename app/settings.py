@@ -46,6 +46,10 @@ class ServingSettings:
     # once. And the longest a model call may compute before it is stopped with a 503.
     compute_capacity: int = 64
     compute_deadline_s: float = 2.0
+    # The port of app.serve's metrics listener (app.serve sets it): /metrics answers there only
+    # and that port answers nothing else; 0 (app.serve without --metrics-port) turns /metrics
+    # off. Unset, as under plain uvicorn or in tests, /metrics answers on every listener.
+    metrics_port: int | None = None
 
     @property
     def rate_limited(self) -> bool:
@@ -68,4 +72,14 @@ class ServingSettings:
             compute_deadline_s=_number(
                 env, "PAPERTRACE_COMPUTE_DEADLINE_S", cls.compute_deadline_s, 0.05
             ),
+            metrics_port=_port(env, "PAPERTRACE_METRICS_PORT"),
         )
+
+
+def _port(env: Mapping[str, str], name: str) -> int | None:
+    if not env.get(name, "").strip():
+        return None
+    port = _number(env, name, 0, 0)
+    if port > 65535 or port != int(port):
+        raise ValueError(f"${name} must be a port number (0-65535), not {env[name]!r}.")
+    return int(port)

@@ -4,6 +4,8 @@
     .venv/bin/python bench/load.py --workers 2 --users 20 --duration 20
     .venv/bin/python bench/load.py --sizes              # deep-dive bytes on the wire, ± gzip
     .venv/bin/python bench/load.py --workers 2 --users 50 --behind-nginx  # through nginx
+    .venv/bin/python bench/load.py --workers 1 --users 50 50 50 --instances 2 --kill-after 10
+                                          # 2 instances behind nginx, one killed in each round
     .venv/bin/python bench/load.py --storm --duration 20  # 60 heavy requests on one worker
     .venv/bin/python bench/load.py --junk               # 5,000 made-up methods: /metrics size
 
@@ -18,12 +20,20 @@ by itself; the server is stopped after it.
 Reported per configuration: requests, throughput, p50/p95/p99 latency as the client saw it,
 errors (any status other than 200) and dropped requests (connection errors or timeouts).
 Targets: no errors, nothing dropped, p95 ≤ 250 ms at 20 users with 2 workers.
+
+Behind nginx each `app.serve` instance listens on its own Unix socket (as deploy/nginx.conf has
+them). With `--instances 2 --kill-after S`, S seconds into each round (each `--users` entry)
+every process of the first instance is killed, as when a machine goes down, and it is started
+again before the next round; the report counts what was lost and how much of it was in flight
+(sent before the instance was gone, unanswered when it was killed). Target: nothing lost that
+was not in flight, and no 502 but for a POST that instance held.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import multiprocessing
 import os
@@ -35,10 +45,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +57,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: `bench` is a folder, not installed
-from bench.nginx import running_nginx  # noqa: E402
+from bench.nginx import Instance, running_nginx, start_instance  # noqa: E402
 
 MAX_DURATION_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
@@ -60,42 +70,70 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVER_ENV = {"PAPERTRACE_RATE_LIMIT": "0", "OMP_NUM_THREADS": "1"}
+
+
 @contextmanager
 def server_process(
-    workers: int, log_path: Path, behind_nginx: bool = False
+    workers: int, log_path: Path, *args: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`python -m app.serve --workers N` (uvicorn; see app/serve.py) on a free loopback port,
-    until the block ends; with `behind_nginx`, deploy/nginx.conf in front of it (its per-address
-    rate limit off: every simulated reader is 127.0.0.1). Yields the URL to load and the
-    server process (with one worker, the worker itself)."""
+    """`python -m app.serve --workers N *args` (uvicorn; see app/serve.py) on a free loopback
+    port, until the block ends. Yields the URL to load and the server process (with one worker,
+    the worker itself)."""
     port = free_port()
-    env = {**os.environ, "PAPERTRACE_RATE_LIMIT": "0", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, **SERVER_ENV}
     command = [sys.executable, "-m", "app.serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--workers", str(workers)]
-    if behind_nginx:
-        command += ["--forwarded-allow-ips", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers), *args]
     log_path.parent.mkdir(exist_ok=True)
     log_path.write_bytes(b"")
     with log_path.open("ab") as log:
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
         try:
             wait_until_started(server, workers, log_path)
-            url = f"http://127.0.0.1:{port}"
-            if not behind_nginx:
-                yield url, server
-            else:
-                with tempfile.TemporaryDirectory() as folder:
-                    with running_nginx(Path(folder), free_port(), port, rate_limit=False) as proxy:
-                        yield proxy, server
+            yield f"http://127.0.0.1:{port}", server
         finally:
             server.terminate()
             server.wait(timeout=30)
 
 
 @contextmanager
-def uvicorn_server(workers: int, log_path: Path, behind_nginx: bool = False) -> Iterator[str]:
-    with server_process(workers, log_path, behind_nginx) as (url, _):
+def uvicorn_server(workers: int, log_path: Path, *args: str) -> Iterator[str]:
+    with server_process(workers, log_path, *args) as (url, _):
         yield url
+
+
+INSTANCES_DIR = ROOT / "logs" / "bench-instances"
+
+
+def start_proxied_instance(name: str, workers: int) -> Instance:
+    """One `app.serve --uds` instance, its socket and log under logs/bench-instances/."""
+    instance = start_instance(INSTANCES_DIR, name, "--workers", str(workers), env=SERVER_ENV)
+    instance.wait_until_started(workers)
+    return instance
+
+
+@contextmanager
+def proxied_instances(count: int, workers: int) -> Iterator[tuple[str, list[Instance]]]:
+    """`count` instances, each on its own socket, behind deploy/nginx.conf (its per-address
+    rate limit off: every simulated reader is 127.0.0.1). Yields nginx's URL and the instances
+    (a list the caller may update when it replaces one)."""
+    INSTANCES_DIR.mkdir(parents=True, exist_ok=True)
+    instances: list[Instance] = []
+    try:
+        for i in range(count):  # all start at once, then each is waited for
+            args = ("--workers", str(workers))
+            instances.append(
+                start_instance(INSTANCES_DIR, f"instance-{i + 1}", *args, env=SERVER_ENV)
+            )
+        for instance in instances:
+            instance.wait_until_started(workers)
+        with tempfile.TemporaryDirectory() as folder:
+            sockets = [instance.socket for instance in instances]
+            with running_nginx(Path(folder), free_port(), sockets, rate_limit=False) as url:
+                yield url, instances
+    finally:
+        for instance in instances:
+            instance.stop()
 
 
 def wait_until_started(server: subprocess.Popen[bytes], workers: int, log_path: Path) -> None:
@@ -197,6 +235,9 @@ class Results:
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     dropped: int = 0
     error_samples: list[str] = field(default_factory=list)
+    # every request that did not get a 200: (method, started, ended, status or error name),
+    # on time.monotonic()'s clock
+    failures: list[tuple[str, float, float, int | str]] = field(default_factory=list)
 
 
 async def reader(
@@ -214,17 +255,20 @@ async def reader(
         method, path, body = action.build(rng)
         headers = {"HX-Request": "true"} if body is not None and rng.random() < 0.5 else {}
         started = time.perf_counter()
+        sent_at = time.monotonic()
         try:
             response = await client.request(method, path, json=body, headers=headers)
         except httpx.HTTPError as exc:
             results.dropped += 1
             results.error_samples.append(f"{action.name}: {type(exc).__name__}")
+            results.failures.append((method, sent_at, time.monotonic(), type(exc).__name__))
         else:
             elapsed_ms = (time.perf_counter() - started) * 1000
             results.latencies_ms[action.kind].append(elapsed_ms)
             if response.status_code != 200:
                 results.errors[action.kind] += 1
                 results.error_samples.append(f"{action.name}: {response.status_code}")
+                results.failures.append((method, sent_at, time.monotonic(), response.status_code))
         await asyncio.sleep(rng.uniform(*think_s))
 
 
@@ -234,8 +278,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_load(
-    url: str, users: int, duration_s: float, think_s: tuple[float, float], seed: int
+    url: str,
+    users: int,
+    duration_s: float,
+    think_s: tuple[float, float],
+    seed: int,
+    during: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[Results, float, list[Action]]:
+    """`users` readers for `duration_s`; `during`, if given, runs beside them (a kill)."""
     limits = httpx.Limits(max_connections=users, max_keepalive_connections=users)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=REQUEST_TIMEOUT_S) as client:
         page = (await client.get(PAPERS[0])).text + (await client.get(PAPERS[1])).text
@@ -250,12 +300,11 @@ async def run_load(
         results = Results()
         started = time.monotonic()
         deadline = started + duration_s
-        await asyncio.gather(
-            *(
-                reader(client, actions, random.Random(seed + i), deadline, think_s, results)
-                for i in range(users)
-            )
-        )
+        readers = [
+            reader(client, actions, random.Random(seed + i), deadline, think_s, results)
+            for i in range(users)
+        ]
+        await asyncio.gather(*readers, *([during()] if during else []))
         return results, time.monotonic() - started, actions
 
 
@@ -280,6 +329,34 @@ def kind_rows(label: str, results: Results) -> list[str]:
     return rows
 
 
+@dataclass
+class Kill:
+    """When every process of an instance was sent SIGKILL, and when they were all gone."""
+
+    killed_at: float
+    dead_at: float
+
+
+async def kill_first(instances: list[Instance], delay_s: float, kills: list[Kill]) -> None:
+    await asyncio.sleep(delay_s)
+    killed_at = time.monotonic()
+    await asyncio.to_thread(instances[0].kill)
+    kills.append(Kill(killed_at, time.monotonic()))
+
+
+def loss_row(label: str, results: Results, kill: Kill) -> str:
+    """What a round lost, and how much of it the killed instance held when it died."""
+    failures = results.failures
+    held = [f for f in failures if f[1] <= kill.dead_at and f[2] >= kill.killed_at]
+    requests = sum(len(v) for v in results.latencies_ms.values()) + results.dropped
+    by_kind = Counter(f"{method} {outcome}" for method, _, _, outcome in failures)
+    return (
+        f"| {label} | {requests} | {len(failures)} | {len(held)} | {len(failures) - len(held)} | "
+        f"{sum(f[3] == 502 for f in failures)} | {(kill.dead_at - kill.killed_at) * 1000:.0f} | "
+        f"{dict(sorted(by_kind.items())) or '-'} |"
+    )
+
+
 def load_test(args: argparse.Namespace) -> None:
     think = (args.think_min, args.think_max)
     summary = [
@@ -290,34 +367,68 @@ def load_test(args: argparse.Namespace) -> None:
         "| workers × users | kind | requests | p50 ms | p95 ms | p99 ms | errors |",
         "|---|---|---|---|---|---|---|",
     ]
+    losses = [
+        "| round | requests | lost | lost in flight | lost otherwise | 502 | kill → gone ms | "
+        "lost by method and status |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     samples: list[str] = []
     mix: list[Action] = []
     load_before = os.getloadavg()[0]
+    behind_nginx = args.behind_nginx or args.instances > 1 or args.kill_after is not None
     for workers in args.workers:
-        log = ROOT / "logs" / "bench-load-server.log"
-        with uvicorn_server(workers, log, args.behind_nginx) as url:
-            for users in args.users:
+        if behind_nginx:
+            server = proxied_instances(args.instances, workers)
+        else:
+            log = ROOT / "logs" / "bench-load-server.log"
+            server = without_instances(uvicorn_server(workers, log))
+        with server as (url, instances):
+            for round_index, users in enumerate(args.users):
+                kills: list[Kill] = []
+                during = None
+                if args.kill_after is not None:
+                    during = functools.partial(kill_first, instances, args.kill_after, kills)
                 results, wall_s, mix = asyncio.run(
-                    run_load(url, users, args.duration, think, args.seed)
+                    run_load(url, users, args.duration, think, args.seed, during)
                 )
                 label = f"{workers} × {users}"
                 summary.append(summary_row(label, results, wall_s))
                 detail.extend(kind_rows(label, results))
                 samples += results.error_samples[:5]
                 print(summary[-1], flush=True)
+                if kills:
+                    losses.append(loss_row(f"{round_index + 1}: {label}", results, kills[0]))
+                    print(losses[-1], flush=True)
+                    instances[0] = start_proxied_instance("instance-1", workers)
     total_weight = sum(a.weight for a in mix)
+    where = "app.serve on 127.0.0.1"
+    if behind_nginx:
+        where = (
+            f"{args.instances} app.serve instance{'s' if args.instances > 1 else ''} on Unix "
+            "sockets behind nginx (deploy/nginx.conf)"
+        )
+    if args.kill_after is not None:
+        where += f", the first killed {args.kill_after:g} s into each round and restarted after it"
     print(
         f"\nLoad test: {args.duration:g} s per row, think time "
-        f"{think[0]:g}-{think[1]:g} s, app.serve on 127.0.0.1"
-        f"{' behind nginx (deploy/nginx.conf)' if args.behind_nginx else ''}, rate limit off, "
-        f"seed {args.seed}; {os.cpu_count()} CPU cores, load average before: {load_before:.1f}, "
+        f"{think[0]:g}-{think[1]:g} s, {where}, rate limit off, seed {args.seed}; "
+        f"{os.cpu_count()} CPU cores, load average before: {load_before:.1f}, "
         f"after: {os.getloadavg()[0]:.1f}.\n"
     )
     print("Mix: " + ", ".join(f"{a.name} {a.weight / total_weight:.0%}" for a in mix) + "\n")
     print("\n".join(summary) + "\n")
+    if len(losses) > 2:
+        print("\n".join(losses) + "\n")
     print("\n".join(detail))
     if samples:
         print("\nFirst errors: " + "; ".join(samples))
+
+
+@contextmanager
+def without_instances(server: AbstractContextManager[str]) -> Iterator[tuple[str, list[Instance]]]:
+    """A plain server's URL in the shape proxied_instances yields (no instances to kill)."""
+    with server as url:
+        yield url, []
 
 
 # --storm: the largest translation request (30 nonsense words → ~140 subword pieces, beam 16,
@@ -495,14 +606,17 @@ async def storm(duration_s: float) -> None:
 async def junk_storm(count: int = 5000) -> None:
     """`count` requests with made-up methods and paths; /metrics size before and after."""
     rng = random.Random(0)
-    with uvicorn_server(1, ROOT / "logs" / "bench-junk-server.log") as url:
+    metrics_port = free_port()
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+    log = ROOT / "logs" / "bench-junk-server.log"
+    with uvicorn_server(1, log, "--metrics-port", str(metrics_port)) as url:
         limits = httpx.Limits(max_connections=20)
         async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
             for path in ("/", "/healthz", "/nope"):
                 await client.get(path)
             await client.request("BREW", "/")
             await client.request("BREW", "/nope")
-            before = len((await client.get("/metrics")).content)
+            before = len((await client.get(metrics)).content)
             statuses: dict[int, int] = defaultdict(int)
             gate = asyncio.Semaphore(20)
 
@@ -516,7 +630,7 @@ async def junk_storm(count: int = 5000) -> None:
             await asyncio.gather(*(junk(i) for i in range(count)))
             wall_s = time.perf_counter() - started
             scrape_started = time.perf_counter()
-            after = len((await client.get("/metrics")).content)
+            after = len((await client.get(metrics)).content)
             scrape_ms = (time.perf_counter() - scrape_started) * 1000
     print(
         f"Junk storm: {count:,} requests with made-up methods and paths in {wall_s:.1f} s "
@@ -569,6 +683,19 @@ def main() -> None:
         "--behind-nginx", action="store_true", help="load the app through deploy/nginx.conf"
     )
     parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        help="app.serve instances behind nginx, each with --workers workers (implies "
+        "--behind-nginx when more than one)",
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=None,
+        help="kill the first instance this many seconds into each round (behind nginx)",
+    )
+    parser.add_argument(
         "--storm", action="store_true", help="60 heavy requests on one worker, then exit"
     )
     parser.add_argument(
@@ -586,6 +713,10 @@ def main() -> None:
         return
     if not 0 < args.duration <= MAX_DURATION_S:
         parser.error(f"--duration must be in (0, {MAX_DURATION_S:g}] seconds")
+    if args.kill_after is not None and not (0 < args.kill_after < args.duration):
+        parser.error("--kill-after must fall inside the round (0 < S < --duration)")
+    if args.kill_after is not None and args.instances < 2:
+        parser.error("--kill-after needs --instances 2 or more: the survivors take the traffic")
     load_test(args)
 
 

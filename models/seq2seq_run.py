@@ -14,9 +14,12 @@ corrupt one.
 
 from __future__ import annotations
 
+import json
+import lzma
 import math
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -24,9 +27,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from models import references
-from models.checkpoints import CheckpointError
+from models.checkpoints import CheckpointError, verified_file
 from models.errors import InvalidInput
-from models.references import InflectionLexicon, TranslationCorpus, matches_reference
+from models.references import InflectionLexicon, TranslationCorpus
 from models.seq2seq import UNK, Trace
 from models.tasks.inflection_serving import Inflector
 from models.tasks.translation import entry_corpus
@@ -108,6 +111,17 @@ class Seq2SeqResponse(Trace):
     task: Task
     model: Seq2SeqModelInfo
     server_ms: float = Field(description="time spent decoding, in milliseconds")
+    input_note: str | None = Field(
+        None,
+        description="what was done to the input before decoding, in one line (a lemma "
+        "lower-cased for a model whose alphabet is lower-case only); null when nothing was",
+    )
+    beyond_training: str | None = Field(
+        None,
+        description="one line naming what in the input lies outside the model's training "
+        "data (a lemma our lexicon lacks, words no training sentence has); null when nothing "
+        "does, or when the reference file that tells is not loaded",
+    )
 
 
 Split = Literal["train", "dev", "test"]
@@ -138,7 +152,13 @@ class TranslationReference(BaseModel):
         "`unseen`: not in it, and `text` comes from the served models' corpus"
     )
     correct: bool = Field(
-        description="whether the best hypothesis equals `text` (whitespace normalised)"
+        description="whether the best hypothesis equals `text`, whitespace and typographic "
+        "variants (… and ..., ’ and ', non-breaking spaces) made the same"
+    )
+    typography: str | None = Field(
+        None,
+        description="set when the best hypothesis matches `text` only once typographic "
+        "variants are made the same: which ones differ, in one line",
     )
     meaning: str = Field(description="what the split means for this answer, in one line")
 
@@ -220,10 +240,41 @@ def load_served(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serve
     )
 
 
+WORD_EDGES = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum()) + "…“”„‘’‚«»"
+
+
+def word_key(word: str) -> str:
+    """A word as the training-data check compares it: case and surrounding punctuation aside
+    ("File." and "file" are one word; "192.168.0.1" stays itself; "..." is no word)."""
+    return word.strip(WORD_EDGES).casefold()
+
+
+class ServedCorpus(TranslationCorpus):
+    """The corpus lookup, with the words of its training split's English side: every word a
+    model trained on this corpus read (models.tasks.translation_tokenizers trains its
+    tokenizer on the same split)."""
+
+    def __init__(self, document: dict) -> None:
+        super().__init__(document)
+        sources = (source for source, _ in document["pairs"].get("train", ()))
+        self.training_words = frozenset(
+            key for source in sources for key in map(word_key, source.split()) if key
+        )
+
+    def unseen_words(self, text: str) -> list[str]:
+        """The words of `text` that no training sentence has, once each, in order."""
+        unseen = {word: None for word in text.split() if word_key(word)}
+        return [word for word in unseen if word_key(word) not in self.training_words]
+
+
 def load_reference(
     checkpoint_dir: Path, name: str, entry: dict[str, Any]
 ) -> InflectionLexicon | TranslationCorpus:
-    """A reference file ready to look up (the registry's loader for the family "reference")."""
+    """A reference file ready to look up (the registry's loader for the family "reference");
+    the translation corpus also knows the words its training split holds."""
+    if entry.get("task") == "translation":
+        document = json.loads(lzma.decompress(verified_file(entry, checkpoint_dir).read_bytes()))
+        return ServedCorpus(document)
     return references.load_reference(entry, checkpoint_dir)
 
 
@@ -278,6 +329,76 @@ TRANSLATION_MEANINGS = {
 }
 
 
+# Typographic variants the corpus mixes (its catalogs come from many translators), each with the
+# plain form a verdict compares; an ellipsis is compared without the space some put before it.
+TYPOGRAPHY = {
+    "…": "...",
+    "’": "'",
+    "‘": "'",
+    "‚": "'",
+    "“": '"',
+    "”": '"',
+    "„": '"',
+    "»": '"',
+    "«": '"',
+    "\u00a0": " ",
+    "\u202f": " ",
+    "\u2009": " ",
+}
+TYPOGRAPHY_NAMES = {
+    " ": "a space",
+    "\u00a0": "a non-breaking space",
+    "\u202f": "a narrow non-breaking space",
+    "\u2009": "a thin space",
+}
+ASCII_SPACE = re.compile(r"[ \t\r\n]+")
+
+
+def spaced(text: str) -> str:
+    """`text` with runs of ordinary whitespace as one space (a non-breaking one is typography)."""
+    return ASCII_SPACE.sub(" ", text).strip()
+
+
+def plain_typography(text: str) -> str:
+    """`text` with every typographic variant in its plain form, whitespace collapsed."""
+    plain = " ".join(text.translate(str.maketrans(TYPOGRAPHY)).split())
+    return plain.replace(" ...", "...")
+
+
+def judge(hypothesis: str, answers: Iterable[str]) -> tuple[bool, str | None]:
+    """The verdict, for both tasks: whether `hypothesis` is one of `answers` (an inflection
+    cell's forms, a sentence's corpus translation) with whitespace collapsed, or once
+    typographic variants are made the same, and then, in one line, which variants differ."""
+    answers = list(answers)
+    if spaced(hypothesis) in {spaced(answer) for answer in answers}:
+        return True, None
+    plain = plain_typography(hypothesis)
+    matched = next((a for a in answers if plain_typography(a) == plain), None)
+    if matched is None:
+        return False, None
+    return True, typography_line(hypothesis, matched)
+
+
+def typography_line(hypothesis: str, answer: str) -> str:
+    """Which variants tell the two apart, the reference's first ("the reference writes “…”
+    where the model wrote “...”")."""
+    pairs = []
+    for variant, plain in TYPOGRAPHY.items():
+        for theirs, ours in ((variant, plain), (plain, variant)):
+            differs = theirs not in hypothesis or ours not in answer
+            if theirs in answer and ours in hypothesis and differs:
+                pair = f"{typography_name(theirs)} where the model wrote {typography_name(ours)}"
+                if pair not in pairs:
+                    pairs.append(pair)
+    if not pairs:  # only the space before an ellipsis
+        return "Only the typography differs: the spacing around an ellipsis."
+    return f"Only the typography differs: the reference writes {'; and '.join(pairs)}."
+
+
+def typography_name(text: str) -> str:
+    return TYPOGRAPHY_NAMES.get(text, f"“{text}”")
+
+
 def reference_of(load: Load, name: str) -> Any:
     """The reference file `name`, or None when `load` cannot serve it (the registry logs why,
     and /readyz lists it): an answer without a verdict is still an answer."""
@@ -288,12 +409,13 @@ def reference_of(load: Load, name: str) -> Any:
 
 
 def inflection_reference(
-    load: Load, served: ServedSeq2Seq, request: InflectionInput, best: str
+    load: Load, served: ServedSeq2Seq, request: InflectionInput, lemma: str, best: str
 ) -> InflectionReference | None:
+    """The lexicon's verdict on `best` for the cell of `lemma` (the request's, as decoded)."""
     lexicon = reference_of(load, REFERENCES["inflection"])
     if not isinstance(lexicon, InflectionLexicon):
         return None
-    cell = lexicon.lookup(request.language, request.lemma, request.features)
+    cell = lexicon.lookup(request.language, lemma, request.features)
     seen: bool | None = False  # dev, test and unknown lemmas are never trained on
     if cell.split == "train":
         recorded = served.training_set in lexicon.training_sets
@@ -301,10 +423,16 @@ def inflection_reference(
     return InflectionReference(
         forms=None if cell.forms is None else list(cell.forms),
         split=cell.split,
-        correct=None if cell.forms is None else matches_reference(best, cell.forms),
+        correct=None if cell.forms is None else judge(best, cell.forms)[0],
         seen_in_training=seen,
         meaning=INFLECTION_MEANINGS[(cell.split, seen)],
     )
+
+
+def on_served_corpus(served: ServedSeq2Seq) -> bool:
+    """Whether the model trained on the corpus the reference file holds (models before v2 name
+    no corpus: they trained on v1)."""
+    return (served.corpus or "v1") == SERVED_CORPUS
 
 
 def translation_reference(
@@ -316,12 +444,52 @@ def translation_reference(
     found = corpus.lookup(text) if isinstance(corpus, TranslationCorpus) else None
     if found is None:
         return None
-    split = found.split if (served.corpus or "v1") == SERVED_CORPUS else "unseen"
+    split = found.split if on_served_corpus(served) else "unseen"
+    correct, typography = judge(best, [found.text])
     return TranslationReference(
         text=found.text,
         split=split,
-        correct=matches_reference(best, [found.text]),
+        correct=correct,
+        typography=typography,
         meaning=TRANSLATION_MEANINGS[split],
+    )
+
+
+# --- what lies outside the training data -----------------------------------------------------
+
+UNSEEN_WORDS_NAMED = 5
+
+
+def unseen_lemma_line(
+    reference: InflectionReference | None, lemma: str, language: str
+) -> str | None:
+    """The note for a lemma our lexicon lacks: no model here trained on it."""
+    if reference is None or reference.split != "unseen":
+        return None
+    return (
+        f"Beyond training: “{lemma}” is not in our {language} lexicon, so the model never saw "
+        "it; the answer applies what it learned from other words."
+    )
+
+
+def unseen_words_line(load: Load, served: ServedSeq2Seq, text: str) -> str | None:
+    """The note for words no training sentence of the model's corpus has (None when the
+    corpus file is not loaded, or the model trained on another corpus)."""
+    corpus = reference_of(load, REFERENCES["translation"])
+    if not isinstance(corpus, ServedCorpus) or not on_served_corpus(served):
+        return None
+    unseen = corpus.unseen_words(text)
+    if not unseen:
+        return None
+    named = ", ".join(f"“{word}”" for word in unseen[:UNSEEN_WORDS_NAMED])
+    more = len(unseen) - UNSEEN_WORDS_NAMED
+    if more > 0:
+        named += f" and {more} more"
+    one = len(unseen) == 1
+    return (
+        f"Beyond training: {named} {'occurs' if one else 'occur'} in none of the "
+        f"{len(corpus.training_words):,} words of the sentences the model trained on, so it may "
+        f"change or drop {'it' if one else 'them'}."
     )
 
 
@@ -349,20 +517,38 @@ def check_readable(translator: Translator, text: str) -> None:
         )
 
 
+def lemma_as_learned(inflector: Inflector, language: str, lemma: str) -> tuple[str, str | None]:
+    """The lemma the model can read, with a line saying what changed: lower-cased when the
+    language's alphabet has no capitals and holds every lower-cased letter (the lexicon writes
+    English words lower-case, so "Go" is the verb "go"); otherwise as typed, so a refusal names
+    what was typed."""
+    alphabet = inflector.vocab.characters.get(language, "")
+    lowered = lemma.lower()
+    lower_case_only = bool(alphabet) and not any(ch.isupper() for ch in alphabet)
+    if lowered == lemma or not lower_case_only or not set(lowered) <= set(alphabet):
+        return lemma, None
+    return lowered, (
+        f"Read “{lemma}” as “{lowered}”: the {language} model learned lower-case words only."
+    )
+
+
 def inflect(request: InflectionInput, load: Load, check: Check = None) -> InflectResponse:
     served: ServedSeq2Seq = load(resolve("inflection", request.alpha)[1])
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Inflector)
+    lemma, input_note = lemma_as_learned(served.runner, request.language, request.lemma)
     trace = served.runner.inflect(
-        request.lemma, request.language, request.features, request.beam_width, alpha, alpha, check
+        lemma, request.language, request.features, request.beam_width, alpha, alpha, check
     )
-    reference = inflection_reference(load, served, request, trace.hypotheses[0].text)
+    reference = inflection_reference(load, served, request, lemma, trace.hypotheses[0].text)
     return InflectResponse(
         **dict(trace),
         task="inflection",
         model=model_info(served, alpha),
         server_ms=round((time.perf_counter() - started) * 1000, 2),
+        input_note=input_note,
+        beyond_training=unseen_lemma_line(reference, lemma, request.language),
         reference=reference,
     )
 
@@ -380,6 +566,7 @@ def translate(request: TranslationInput, load: Load, check: Check = None) -> Tra
         task="translation",
         model=model_info(served, alpha),
         server_ms=round((time.perf_counter() - started) * 1000, 2),
+        beyond_training=unseen_words_line(load, served, request.text),
         reference=reference,
     )
 

@@ -260,11 +260,18 @@ BAD_REQUESTS = [
     ("hull", {"values": VALUES}, "needs a `points` field"),
     ("hull", {"points": FIVE, "beam_width": 0}, "`beam_width` must be at least 1"),
     ("tsp", {"points": FIVE, "beam_width": 17}, "`beam_width` must be at most 16"),
-    ("tsp", {"points": FIVE, "decoder": "sampling"}, "'greedy', 'beam' or 'sample'"),
+    ("tsp", {"points": FIVE, "decoder": "sampling"}, "'greedy', 'beam', 'sample' or 'symmetric'"),
     ("hull", {"points": FIVE, "alpha": 1.5}, "set `alpha` to 1, or leave it out"),
     ("sort", {"values": VALUES, "alpha": 2}, "set `alpha` to 1 or 1.5"),
     ("sort", {"values": VALUES, "alpha": "1.5"}, "`alpha` must be a number"),
-    ("sort", {"values": VALUES, "model": "entmax15"}, "`model` is not a field"),
+    ("sort", {"values": VALUES, "model": "entmax15"}, "`model` must be 'pointer-hull'"),
+    ("hull", {"points": FIVE, "model": "attention-routing-tsp20"}, "set `model` to pointer-hull"),
+    ("tsp", {"points": FIVE, "decoder": "symmetric"}, "Network decodes greedy, beam, sample, not"),
+    (
+        "tsp",
+        {"points": FIVE, "decoder": "beam", "model": "attention-routing-tsp20"},
+        "attention model decodes greedy, sample, symmetric, not beam",
+    ),
     ("sort", {"values": [0.5]}, "at least 2"),
     ("sort", {"values": list(range(101))}, "at most 100"),
     ("sort", {"values": VALUES, "colour": "red"}, "`colour` is not a field"),
@@ -625,3 +632,21 @@ def test_a_board_over_the_input_limit_is_refused_before_any_drawing(api: TestCli
 def test_an_unknown_board_task_is_a_404_before_any_pricing(api: TestClient) -> None:
     response = api.get("/api/pointer/evil/board/x", headers={"HX-Request": "true"})
     assert response.status_code == 404
+
+
+def test_a_board_answer_beyond_the_trained_sizes_says_so(api: TestClient) -> None:
+    """One line, with the sizes from the recipe the checkpoint was trained by (its manifest
+    entry's `data.n_range`); none inside them."""
+    from models.recipes import get_recipe
+
+    recipe = get_recipe(SERVED["hull"][0])
+    many = ";".join(f"{x:.4f},{y:.4f}" for x, y in random_points(recipe.max_n + 10, 4))
+    html = board_get(api, "hull", f"points={many}").text
+    line = re.search(r'<p class="pb-beyond" id="pb-hull-beyond" data-beyond[^>]*>(.*?)</p>', html)
+    assert line is not None and "hidden" not in line.group(0)
+    assert line.group(1) == (
+        f"Beyond training: the model learned on {recipe.min_n}–{recipe.max_n} points; "
+        f"this board has {recipe.max_n + 10}."
+    )
+    inside = board_get(api, "hull", "points=0.1,0.15;0.8,0.1;0.45,0.4;0.9,0.75;0.15,0.85").text
+    assert re.search(r'data-beyond hx-swap-oob="true" hidden></p>', inside)

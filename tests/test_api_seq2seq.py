@@ -520,11 +520,12 @@ def test_translate_answers_with_the_corpus_translation_and_verdict(
     api: TestClient, text: str, split: str, target: str
 ) -> None:
     result = post(api, "translate", {"text": text})
-    best = " ".join(result["hypotheses"][0]["text"].split())
+    correct, typography = seq2seq_run.judge(result["hypotheses"][0]["text"], [target])
     assert result["reference"] == {
         "text": target,
         "split": split,
-        "correct": best == target,
+        "correct": correct,
+        "typography": typography,
         "meaning": seq2seq_run.TRANSLATION_MEANINGS[split],
     }
 
@@ -532,6 +533,86 @@ def test_translate_answers_with_the_corpus_translation_and_verdict(
 def test_a_sentence_outside_the_corpus_has_no_reference(api: TestClient) -> None:
     assert post(api, "translate", {"text": "Delete the selected files"})["reference"] is None
     assert post(api, "translate", {"text": "Rename the selected window"})["reference"] is None
+
+
+@pytest.mark.parametrize(
+    ("hypothesis", "answers", "verdict"),
+    [
+        ("Speichern unter ...", ["Speichern unter …"], (True, "“…” where the model wrote “...”")),
+        ("Speichern unter...", ["Speichern unter …"], (True, "“…” where the model wrote “...”")),
+        ("Speichern unter ...", ["Speichern unter..."], (True, "spacing around an ellipsis")),
+        ("Datei ’x’", ["Datei 'x'"], (True, "“'” where the model wrote “’”")),
+        ("10\u00a0MB", ["10 MB"], (True, "a space where the model wrote a non-breaking space")),
+        ("»Öffnen«", ["„Öffnen“"], (True, "Only the typography differs")),
+        ("Der  Name ", ["Der Name"], (True, None)),  # spacing alone is no typography
+        ("Speichern unter", ["Speichern unter …"], (False, None)),  # a missing ellipsis is not
+        ("dreamt", ["dreamed", "dreamt"], (True, None)),
+        ("Dreamt", ["dreamed", "dreamt"], (False, None)),
+    ],
+)
+def test_the_verdict_sees_through_typography_and_says_so(
+    hypothesis: str, answers: list[str], verdict: tuple[bool, str | None]
+) -> None:
+    correct, typography = seq2seq_run.judge(hypothesis, answers)
+    assert correct is verdict[0]
+    if verdict[1] is None:
+        assert typography is None
+    else:
+        assert typography is not None and verdict[1] in typography, typography
+        assert typography.startswith("Only the typography differs")
+
+
+def test_a_lemma_is_lower_cased_with_a_note_when_the_alphabet_is_lower_case(
+    api: TestClient,
+) -> None:
+    for typed in ("Go", "GO"):
+        result = post(api, "inflect", {**SWIM, "lemma": typed})
+        assert result["source_tokens"][-2:] == ["g", "o"]
+        assert result["input_note"] == (
+            f"Read “{typed}” as “go”: the en model learned lower-case words only."
+        )
+        assert result["reference"]["split"] == "train"  # the lexicon's "go"
+    # German lemmas keep their capitals: its alphabet has them
+    german = post(api, "inflect", {"lemma": "Standplatz", "language": "de", "features": "N;NOM;PL"})
+    assert german["source_tokens"][-10:] == list("Standplatz") and german["input_note"] is None
+    assert post(api, "inflect", {**SWIM, "lemma": "walk"})["input_note"] is None
+    # a capital whose small letter the alphabet lacks too is refused as typed
+    refused = api.post("/api/seq2seq/inflect", json={**SWIM, "lemma": "Ŵalk"})
+    assert refused.status_code == 422
+    assert refused.json()["detail"].startswith(
+        "Lemma 'Ŵalk' has characters the 'en' model never saw: Ŵ;"
+    )
+
+
+def test_a_lemma_our_lexicon_lacks_gets_a_beyond_training_note(api: TestClient) -> None:
+    blorft = post(api, "inflect", {**SWIM, "lemma": "blorft"})
+    assert blorft["reference"]["split"] == "unseen"
+    assert blorft["beyond_training"] == (
+        "Beyond training: “blorft” is not in our en lexicon, so the model never saw it; "
+        "the answer applies what it learned from other words."
+    )
+    assert post(api, "inflect", {**SWIM, "lemma": "walk"})["beyond_training"] is None
+
+
+def test_words_no_training_sentence_has_get_a_beyond_training_note(api: TestClient) -> None:
+    address = post(api, "translate", {"text": "Connection refused by server 192.168.0.1"})
+    note = address["beyond_training"]
+    assert note.startswith("Beyond training: “192.168.0.1” occurs in none of the ")
+    assert note.endswith("so it may change or drop it.")
+    for seen in ("Connection", "refused", "server"):
+        assert seen not in note
+    several = post(api, "translate", {"text": "Open qwzx.conf and blorfy it"})["beyond_training"]
+    assert "“qwzx.conf”, “blorfy” occur in none" in several and "drop them" in several
+    # case and the punctuation around a word do not make it new
+    for text in ("Could not open the file.", "COULD NOT OPEN THE FILE!", "(Permission denied)"):
+        assert post(api, "translate", {"text": text})["beyond_training"] is None, text
+
+
+def test_the_notes_are_in_the_fragment(api: TestClient) -> None:
+    body = {**SWIM, "lemma": "Blorft"}
+    html = api.post("/api/seq2seq/inflect", json=body, headers={"HX-Request": "true"}).text
+    assert "data-s2s-input-note>Read “Blorft” as “blorft”" in html
+    assert "data-s2s-beyond>Beyond training: “blorft”" in html
 
 
 def test_without_a_reference_file_the_answer_still_comes(tiny_dir: Path, tmp_path: Path) -> None:
@@ -739,6 +820,59 @@ def test_a_figure_request_is_priced_by_its_columns(api: TestClient) -> None:
     assert compared.cost() == 3 * single.cost() == 3 * single.columns()[0].cost()
 
 
+def test_a_new_language_brings_its_cells_whatever_the_lemma(api: TestClient) -> None:
+    """The language menu asks for its features menu alone: a lemma refused at that moment
+    ("walk up") is not part of the request, so it cannot keep the old language's cells."""
+    cells = api.get("/api/seq2seq/inflect/cells", params={"language": "de", "features": "V;PST"})
+    assert cells.status_code == 200, cells.text
+    options = api.get("/api/seq2seq/options").json()["inflection"]["features"]
+    assert cells.json() == {"language": "de", "features": options["de"], "chosen": "N;ACC;PL"}
+    cell = {"language": "es", "features": "V;COND;1;PL"}  # from French: Spanish has it too
+    assert api.get("/api/seq2seq/inflect/cells", params=cell).json()["chosen"] == "V;COND;1;PL"
+    html = api.get(
+        "/api/seq2seq/inflect/cells",
+        params={"language": "es", "features": "V;PST"},
+        headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{PAGE}"},
+    )
+    assert html.status_code == 200 and "HX-Replace-Url" not in html.headers
+    text = html.text.strip()
+    assert text.startswith('<select id="seq2seq-inflect-features" name="features"')
+    # it asks for the figure itself once it is in, with the cell it chose
+    assert 'hx-get="/api/seq2seq/inflect/figure" hx-trigger="change, load"' in text
+    assert '<option value="V;SBJV;PST;3;SG">3rd person singular subjunctive past' in text
+    assert text.count("selected") == 1
+    unknown = api.get("/api/seq2seq/inflect/cells", params={"language": "xx"})
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"].startswith("Unknown language 'xx'; allowed: en, de, fr")
+
+
+def test_the_controls_never_cut_or_block_what_is_typed(api: TestClient) -> None:
+    """No `maxlength` (the server refuses, in words) and `novalidate` (the browser's own
+    checks never stop a request); a refusal's line sits under the inputs it comes from."""
+    html = api.get(PAGE).text
+    for widget in ("seq2seq-inflect", "seq2seq-translate"):
+        block = widget_block(html, widget)
+        assert "maxlength" not in block
+        assert re.search(r"<form [^>]*novalidate", block)
+        inputs_end = block.index("</div>", block.index(f'id="{widget}-inputs"'))
+        assert inputs_end < block.index("data-s2s-status") < block.index('class="s2s-examples"')
+    long = htmx_get(api, "inflect", {**WALK_FORM, "lemma": "a" * 200})
+    assert long.status_code == 422
+    assert long.json()["detail"] == "The lemma must have 1-40 characters; it has 200."
+
+
+def test_compare_mode_says_the_slider_is_off(api: TestClient) -> None:
+    compared = htmx_get(api, "inflect", {**WALK_FORM, "compare": "on"}).text
+    assert 'hx-swap-oob="innerHTML">α = 1, 1.5, 2 side by side' in compared
+    inference = {**WALK_FORM, "compare": "on", "mode": "inference", "base_alpha": "2"}
+    assert (
+        "inference-time α = 1, 1.5, 2 side by side, applied to the model trained with α = 2"
+        in htmx_get(api, "inflect", inference).text
+    )
+    block = widget_block(api.get(PAGE).text, "seq2seq-inflect")
+    assert block.count("data-s2s-compare-note") == 2  # one per α panel; the stylesheet shows it
+
+
 def test_a_bad_form_value_is_a_422_in_the_readers_words(api: TestClient) -> None:
     answer = htmx_get(api, "inflect", {**WALK_FORM, "beam_width": "50"})
     assert answer.status_code == 422
@@ -910,6 +1044,18 @@ class TestShippedCheckpoints:
                 reference = post(shipped, path, body)["reference"]
                 verdicts.add(None if reference is None else reference["correct"])
             assert {True, False} <= verdicts, path
+
+    def test_an_answer_that_differs_only_in_typography_is_right_and_says_so(
+        self, shipped: TestClient
+    ) -> None:
+        """The corpus writes "Speichern unter …"; the model, "Speichern unter ..."."""
+        result = post(shipped, "translate", {"text": "Save as..."})
+        assert result["hypotheses"][0]["text"] == "Speichern unter ..."
+        reference = result["reference"]
+        assert (reference["text"], reference["correct"]) == ("Speichern unter …", True)
+        assert reference["typography"] == (
+            "Only the typography differs: the reference writes “…” where the model wrote “...”."
+        )
 
     def test_sparser_alpha_means_smaller_output_support(self, shipped: TestClient) -> None:
         example = seq2seq_service.INFLECTION_EXAMPLES[0]

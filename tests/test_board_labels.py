@@ -6,10 +6,14 @@ from __future__ import annotations
 import random
 
 from app.pointer.board_labels import (
+    END_CLEARANCE,
     LINE_ROWS,
+    box_distance,
     box_near_point,
     boxes_overlap,
     end_mark_boxes,
+    end_spots,
+    place_end_mark,
     place_line_labels,
     place_point_labels,
     text_box,
@@ -76,3 +80,32 @@ def test_near_equal_values_stack_their_numbers() -> None:
 def test_more_near_equal_values_than_rows_are_crowded() -> None:
     labels = place_line_labels([200.0 + 0.1 * i for i in range(len(LINE_ROWS) + 2)])
     assert [spot["crowded"] for spot in labels] == [False] * len(LINE_ROWS) + [True, True]
+
+
+def test_the_end_mark_leaves_a_corner_its_points_crowd() -> None:
+    assert place_end_mark([board_xy(0.2, 0.3)], FRAME) == end_spots(FRAME)[0]  # top right
+    corner = [board_xy(x, y) for x, y in [(0.95, 0.95), (0.93, 0.9), (0.97, 0.92), (0.9, 0.97)]]
+    spot = place_end_mark(corner, FRAME)
+    assert spot == end_spots(FRAME)[1]  # the next spot, top left
+    gaps = [box_distance(box, x, y) for box in end_mark_boxes(FRAME, spot) for x, y in corner]
+    assert min(gaps) >= END_CLEARANCE
+
+
+def test_a_crowded_board_moves_the_end_mark_no_closer_to_a_point() -> None:
+    rng = random.Random(3)
+    coords = [board_xy(rng.random(), rng.random()) for _ in range(100)]
+    spot = place_end_mark(coords, FRAME)
+
+    def gap(at: tuple[float, float]) -> float:
+        return min(box_distance(b, x, y) for b in end_mark_boxes(FRAME, at) for x, y in coords)
+
+    assert gap(spot) >= gap(end_spots(FRAME)[0])  # never closer to a point than the top right
+
+
+def test_fifty_values_keep_their_numbers_in_one_row() -> None:
+    """Fifty numbers cannot all sit side by side on the line: stacking them would build towers
+    of numbers over the crowded stretches, so they keep to the lowest row."""
+    rng = random.Random(1)
+    labels = place_line_labels([line_x(rng.random(), 0.0, 1.0) for _ in range(50)])
+    assert {spot["y"] for spot in labels} == {LINE_ROWS[0]}
+    assert 10 <= sum(not spot["crowded"] for spot in labels) < 50

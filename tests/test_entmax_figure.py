@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from app.main import create_app
 
@@ -64,7 +65,39 @@ def test_a_bad_score_is_a_422_in_the_readers_words(client: TestClient) -> None:
     form = {**FORM, "scores": ["1", "", "0.5"]}
     answer = client.get("/api/entmax/figure", params=form, headers=htmx("scores"))
     assert answer.status_code == 422
-    assert answer.json()["detail"].startswith("Score 2 must be a number")
+    assert answer.json()["detail"] == "Give the score of “cat” (word 2) a number."
+
+
+@pytest.mark.parametrize(
+    ("score", "sentence"),
+    [
+        ("1e9", "The score of “cat” (word 2) must be at most 1,000,000; it is 1,000,000,000."),
+        ("-2e6", "The score of “cat” (word 2) must be at least -1,000,000; it is -2,000,000."),
+        ("inf", "The score of “cat” (word 2) must be a finite number, not inf."),
+        ("abc", "The score of “cat” (word 2) must be a number; got 'abc'."),
+    ],
+)
+def test_a_score_out_of_range_is_named_by_its_word(
+    client: TestClient, score: str, sentence: str
+) -> None:
+    """The word the reader typed into, counted from 1 as the rows are, and plain digits."""
+    form = {**FORM, "scores": ["1", score, "0.5"]}
+    answer = client.get("/api/entmax/figure", params=form, headers=htmx("scores"))
+    assert answer.status_code == 422
+    assert answer.json()["detail"] == sentence
+    # a shared address with that score: the page says the same under the default figure
+    address = {"entmax-text": FORM["text"], "entmax-scores": f"1,{score},0.5"}
+    page = client.get(PAGE, params=address).text
+    assert str(escape(sentence)) in page
+
+
+def test_a_sentence_longer_than_the_playground_takes_says_so_in_words(client: TestClient) -> None:
+    form = {**FORM, "text": " ".join(["word"] * 600), "scores": []}
+    answer = client.get("/api/entmax/figure", params=form, headers=htmx("text"))
+    assert answer.status_code == 422
+    assert answer.json()["detail"] == (
+        "The sentence has 600 words; the playground takes at most 512."
+    )
 
 
 def test_without_script_the_form_comes_back_as_the_page_drawn_for_it(client: TestClient) -> None:

@@ -1,13 +1,15 @@
-"""The app as deployed: `python -m app.serve --workers 2` behind Debian's nginx running
-deploy/nginx.conf (only its ports and root changed), all on loopback.
+"""The app as deployed: one `python -m app.serve --uds … --workers 2` instance behind Debian's
+nginx running deploy/nginx.conf (only its port, root and upstream sockets changed), all on this
+machine.
 
 Checks the headers readers get, nginx's per-address rate limit (which a forged
 X-Forwarded-For does not escape), static files served by nginx with their cache headers, and a
 worker killed while traffic runs: only requests in flight may fail, and the supervisor starts a
 new worker. Without nginx (`make test` installs it) those tests are skipped with that reason.
 
-The app-only test at the end starts `app.serve` without a proxy and checks that a client on
-the same machine cannot pick its own address with X-Forwarded-For.
+The app-only test at the end starts `app.serve` on TCP without a proxy and checks that a client
+on the same machine cannot pick its own address with X-Forwarded-For. tests/test_proxy_*.py
+cover nginx's own answers and retries, several instances, the metrics and the proxy's socket.
 """
 
 from __future__ import annotations
@@ -29,15 +31,14 @@ import httpx
 import pytest
 
 from app.assets import PLOTLY_URL, SCRIPTS
-from app.security import CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY
-from bench.nginx import nginx_binary, running_nginx
+from app.security import SECURITY_HEADERS
+from bench.nginx import STARTUP_S, Instance, nginx_binary, running_nginx, start_instance
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_nginx = pytest.mark.skipif(
     nginx_binary() is None,
     reason="nginx is not installed here; `make test` installs it (apt-get install nginx)",
 )
-STARTUP_S = 120
 ENTMAX_BODY = {"scores": [0.5, 1.0, 2.0], "alpha": 1.5}
 
 
@@ -47,80 +48,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@dataclass
-class App:
-    process: subprocess.Popen[bytes]
-    url: str
-    log: Path
-
-    def workers(self) -> list[int]:
-        """Process ids of the uvicorn workers (spawned children running spawn_main)."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        pids = [int(pid) for pid in children.read_text().split()]
-        return [pid for pid in pids if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-
-    def wait_for_startups(self, count: int) -> None:
-        deadline = time.monotonic() + STARTUP_S
-        while self.log.read_text(errors="replace").count("Application startup complete") < count:
-            assert self.process.poll() is None, self.log.read_text(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "the app did not start in time"
-            time.sleep(0.2)
-
-
-def start_app(tmp: Path, *args: str, env: dict[str, str] | None = None) -> App:
-    """`python -m app.serve` on a free port with no checkpoints (nothing to load, so it
-    starts in seconds; these tests are about serving, not models)."""
-    port = free_port()
+def no_checkpoints(tmp: Path) -> dict[str, str]:
+    """An empty checkpoint folder: nothing to load, so an instance starts in seconds (these
+    tests are about serving, not models)."""
     checkpoints = tmp / "no-checkpoints"
     checkpoints.mkdir(exist_ok=True)
-    log = tmp / f"app-{port}.log"
-    environment = {
-        **os.environ,
-        "PAPERTRACE_CHECKPOINT_DIR": str(checkpoints),
-        "OMP_NUM_THREADS": "1",
-        **(env or {}),
-    }
-    command = [sys.executable, "-m", "app.serve", "--port", str(port), *args]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=out, stderr=out)
-    return App(process, f"http://127.0.0.1:{port}", log)
+    return {"PAPERTRACE_CHECKPOINT_DIR": str(checkpoints)}
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+def assert_security_headers(answer: httpx.Response) -> None:
+    """The app's security headers, each once and with the app's value (app/security.py)."""
+    for name, value in SECURITY_HEADERS.items():
+        assert answer.headers.get_list(name) == [value], (name, answer.headers.get_list(name))
 
 
 @dataclass
 class Stack:
     url: str  # nginx
-    app: App
+    app: Instance
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("proxy")
     # The app's own rate limit is off so every 429 seen here is nginx's.
-    app = start_app(
-        tmp,
-        "--workers",
-        "2",
-        "--forwarded-allow-ips",
-        "127.0.0.1",
-        env={"PAPERTRACE_RATE_LIMIT": "0"},
-    )
+    env = {**no_checkpoints(tmp), "PAPERTRACE_RATE_LIMIT": "0"}
+    app = start_instance(tmp, "app", "--workers", "2", env=env)
     try:
-        app.wait_for_startups(2)
-        app_port = int(app.url.rsplit(":", 1)[1])
-        with running_nginx(tmp, free_port(), app_port) as url:
+        app.wait_until_started(2)
+        with running_nginx(tmp, free_port(), [app.socket]) as url:
             yield Stack(url, app)
     finally:
-        stop(app.process)
+        app.stop()
 
 
 @needs_nginx
@@ -129,14 +88,14 @@ def test_pages_through_nginx_carry_the_apps_headers(stack: Stack) -> None:
         f"{stack.url}/", headers={"Accept-Encoding": "gzip", "X-Forwarded-For": "203.0.113.7"}
     )
     assert answer.status_code == 200
-    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-    assert answer.headers["permissions-policy"] == PERMISSIONS_POLICY
+    assert_security_headers(answer)  # the app's, and nginx adds no second copy
     assert answer.headers["content-encoding"] == "gzip"
     assert answer.headers["server"] == "nginx"  # server_tokens off: no version
     # nginx's $request_id becomes the app's request id, and the app logs the address nginx
     # saw (loopback), not the one the client claimed.
     request_id = answer.headers["x-request-id"]
     assert re.fullmatch(r"[0-9a-f]{32}", request_id)
+    assert answer.headers.get_list("x-request-id") == [request_id]
     time.sleep(0.2)
     line = next(line for line in stack.app.log.read_text().splitlines() if request_id in line)
     assert "client=127.0.0.1 " in line and "203.0.113.7" not in line
@@ -150,11 +109,12 @@ def test_nginx_serves_static_files_with_cache_headers(stack: Stack) -> None:
     plotly = httpx.get(f"{stack.url}{PLOTLY_URL}", headers=gzip)
     assert css.status_code == htmx.status_code == plotly.status_code == 200
     assert css.headers["cache-control"] == "no-cache" and "etag" in css.headers
-    assert css.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
-    assert css.headers["x-content-type-options"] == "nosniff"
-    assert css.headers["permissions-policy"] == PERMISSIONS_POLICY
+    for answer in (css, htmx, plotly):  # from disk (nginx's headers) and from the app (plotly)
+        assert_security_headers(answer)
     for versioned in (htmx, plotly):
-        assert versioned.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert versioned.headers.get_list("cache-control") == [
+            "public, max-age=31536000, immutable"
+        ]
         assert versioned.headers["content-encoding"] == "gzip"
     revalidated = httpx.get(
         f"{stack.url}/static/css/site.css", headers={"If-None-Match": css.headers["etag"]}
@@ -182,6 +142,7 @@ def test_nginx_limits_the_api_per_address_whatever_x_forwarded_for_says(stack: S
     refused = next(answer for answer in answers if answer.status_code == 429)
     assert refused.headers["retry-after"] == "1"
     assert "wait 1 s" in refused.json()["detail"]
+    assert_security_headers(refused)
     time.sleep(2.5)
     assert httpx.post(f"{stack.url}/api/entmax", json=ENTMAX_BODY).status_code == 200
 
@@ -231,22 +192,33 @@ def test_a_killed_worker_loses_only_requests_in_flight(stack: Stack) -> None:
 
 
 def test_a_client_cannot_choose_its_address_without_a_trusted_proxy(tmp_path: Path) -> None:
-    """No --forwarded-allow-ips: X-Forwarded-For from localhost is ignored, so distinct
+    """TCP, no --forwarded-allow-ips: X-Forwarded-For from localhost is ignored, so distinct
     forged addresses share one rate-limit bucket (uvicorn alone would trust 127.0.0.1)."""
-    app = start_app(tmp_path, env={"PAPERTRACE_RATE_LIMIT": "1", "PAPERTRACE_RATE_BURST": "5"})
+    port = free_port()
+    log = tmp_path / "app.log"
+    env = {
+        **os.environ,
+        **no_checkpoints(tmp_path),
+        "PAPERTRACE_RATE_LIMIT": "1",
+        "PAPERTRACE_RATE_BURST": "5",
+    }
+    command = [sys.executable, "-m", "app.serve", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    app = Instance(process, tmp_path / "none.sock", log)
     try:
-        app.wait_for_startups(1)
+        app.wait_until_started(1)
         with httpx.Client(timeout=10) as client:
             statuses = [
                 client.post(
-                    f"{app.url}/api/entmax",
+                    f"http://127.0.0.1:{port}/api/entmax",
                     json=ENTMAX_BODY,
                     headers={"X-Forwarded-For": f"192.0.2.{i}"},
                 ).status_code
                 for i in range(12)
             ]
     finally:
-        stop(app.process)
+        app.stop()
     assert statuses[:5] == [200] * 5
     assert statuses.count(429) >= 5, statuses
-    assert "192.0.2." not in app.log.read_text()
+    assert "192.0.2." not in log.read_text()

@@ -316,8 +316,8 @@ def test_every_answer_has_a_permissions_policy(client: TestClient, path: str) ->
 def test_forwarded_headers_are_off_unless_proxies_are_named() -> None:
     plain = build_config([])
     assert plain.proxy_headers is False
-    behind = build_config(["--forwarded-allow-ips", "127.0.0.1"])
-    assert behind.proxy_headers is True and behind.forwarded_allow_ips == "127.0.0.1"
+    behind = build_config(["--forwarded-allow-ips", "10.0.0.2"])
+    assert behind.proxy_headers is True and behind.forwarded_allow_ips == "10.0.0.2"
 
 
 def test_the_app_keeps_idle_connections_longer_than_the_proxy() -> None:

@@ -203,7 +203,7 @@ def test_api_sample_hull_and_sort(api: TestClient) -> None:
         ({"samples": MAX_SAMPLES + 1}, f"`samples` must be at most {MAX_SAMPLES}"),
         ({"samples": 2.5}, "`samples`"),
         ({"seed": -1}, "`seed` must be at least 0"),
-        ({"decoder": "sampling"}, "'greedy', 'beam' or 'sample'"),
+        ({"decoder": "sampling"}, "'greedy', 'beam', 'sample' or 'symmetric'"),
     ],
 )
 def test_bad_sample_requests_get_a_sentence(api: TestClient, body: dict, phrase: str) -> None:

@@ -213,11 +213,19 @@ def test_a_broken_shared_board_says_so_and_shows_the_example(site: TestClient) -
 
 @needs_models
 def test_a_decode_too_heavy_for_the_page_is_drawn_greedily(site: TestClient) -> None:
+    """It says so above the drawing, and the board keeps the address's decoder, so its next
+    answer (the note's button, or any change) is the decoder the link asked for."""
     rng = random.Random(3)
     points = ";".join(f"{rng.random():.3f},{rng.random():.3f}" for _ in range(100))
     figure = board(
         site.get(f"{PAGE}?hull-points={points}&hull-decoder=beam&hull-beam_width=16").text, "hull"
     )
-    assert "This drawing uses greedy decoding: beam search (width 16) over 100 inputs" in figure
-    assert '<option value="greedy" selected>' in figure
+    note = "This link asks for beam search (width 16) over 100 inputs, too heavy to run while"
+    assert note in figure
+    assert figure.index(note) < figure.index("data-board-svg")
+    assert ">Run beam search (width 16)</button>" in figure
+    assert '<option value="beam" selected>' in figure
+    assert 'value="16" data-beam-width' in figure
+    data = json.loads(re.search(r"data-result-json>(.*?)</script>", figure, re.S).group(1))
+    assert data["decoder"] == "greedy"
     assert figure.count('class="pb-point') == 100

@@ -131,7 +131,8 @@ def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
     figure = _playground(
         client.get("/papers/sparse-seq2seq?entmax-text=a+b&entmax-scores=1,x").text
     )
-    assert "Score 2 must be a number; got &#39;x&#39;." in figure  # the request model's sentence
+    # the request model's sentence, naming the word as the rows show it
+    assert "The score of “b” (word 2) must be a number; got &#39;x&#39;." in figure
     assert 'value="the cat sat on the mat ." maxlength' in figure  # the default figure
     # a word too long for a label is drawn (its label cut to what the API takes), not refused
     figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={'x' * 70}").text)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    model_validator,
+)
 
 MAX_SCORES = 512
 MIN_ALPHA = 1.0
@@ -118,9 +125,25 @@ class PlaygroundRequest(EntmaxRequest):
     alpha: float = Field(1.5, ge=SLIDER["min"], le=SLIDER["max"], allow_inf_nan=False)
     example: str | None = Field(None, exclude=True)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def one_score_per_word(cls, data: Any) -> Any:
+    def one_score_per_word(
+        cls, data: Any, handler: ModelWrapValidatorHandler[PlaygroundRequest]
+    ) -> PlaygroundRequest:
+        """One score per word; a score that does not validate is refused in the reader's
+        terms: by its word, counted from 1 as the rows are."""
+        data = cls.scores_for_words(data)
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            words = data.get("labels", []) if isinstance(data, dict) else []
+            sentence = next(filter(None, (score_refusal(e, words) for e in exc.errors())), None)
+            if sentence is None:
+                raise
+            raise ValueError(sentence) from None
+
+    @staticmethod
+    def scores_for_words(data: Any) -> Any:
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -147,3 +170,33 @@ class PlaygroundRequest(EntmaxRequest):
             f"{PLAYGROUND_PREFIX}scores": ",".join(f"{score:.12g}" for score in self.scores),
             f"{PLAYGROUND_PREFIX}alpha": f"{self.alpha:g}",
         }
+
+
+def plain_number(value: float) -> str:
+    """1e9 as "1,000,000,000": a reader's number, not a float's repr."""
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.6g}"
+
+
+def score_refusal(error: Any, words: list[str]) -> str | None:
+    """A playground score's error as the reader sees the rows (the word, counted from 1; the
+    limit in plain digits), or None for an error about something else."""
+    loc, kind, value = error.get("loc", ()), error.get("type"), error.get("input")
+    if loc == ("scores",) and kind == "too_long":
+        return f"The sentence has {len(value)} words; the playground takes at most {MAX_SCORES}."
+    if len(loc) != 2 or loc[0] != "scores" or not isinstance(loc[1], int):
+        return None
+    word = words[loc[1]] if loc[1] < len(words) else ""
+    score = f"score of “{word}” (word {loc[1] + 1})"
+    if kind == "greater_than_equal":
+        limit = plain_number(-MAX_ABS_SCORE)
+        return f"The {score} must be at least {limit}; it is {plain_number(float(value))}."
+    if kind == "less_than_equal":
+        limit = plain_number(MAX_ABS_SCORE)
+        return f"The {score} must be at most {limit}; it is {plain_number(float(value))}."
+    if kind == "finite_number":
+        return f"The {score} must be a finite number, not {value}."
+    if value in ("", None):
+        return f"Give the {score} a number."
+    return f"The {score} must be a number; got {value!r}."

@@ -20,8 +20,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from app.pointer.board_labels import end_mark_boxes, place_line_labels, place_point_labels
-from app.pointer.requests import HullResponse, PointerTrace, SortResponse
+from app.pointer.board_labels import (
+    end_mark_boxes,
+    place_end_mark,
+    place_line_labels,
+    place_point_labels,
+)
+from app.pointer.requests import PointerTrace, SortResponse
 from app.pointer.views import (
     FRAME,
     HALO_MAX_R,
@@ -37,7 +42,6 @@ from app.pointer.views import (
 
 ZERO_HALO_R = POINT_R + 4  # the dotted ring of an exact zero
 ARROW_MAX_WIDTH = 6.0  # stroke width of an arrow with probability 1
-END_XY = (FRAME - 44.0, 44.0)  # the hull's end position, top right
 LINE_Y = 60.0  # sorting: the number line
 SLOT_Y = 170.0  # sorting: the model's output slots
 SLOT_DIGIT_WIDTH = 6.3  # the slots' 9 px numbers
@@ -98,7 +102,8 @@ def points_board(
     key: str, task: str, inputs: Sequence[Any], result: PointerTrace | None, step: int
 ) -> dict[str, Any]:
     coords = [board_xy(x, y) for x, y in inputs]
-    reserved = end_mark_boxes(FRAME) if task == "hull" else []
+    end_xy = place_end_mark(coords, FRAME) if task == "hull" else None  # clear of the points
+    reserved = end_mark_boxes(FRAME, end_xy) if end_xy is not None else []
     spots = place_point_labels(coords, FRAME, reserved)
     figure: dict[str, Any] = {
         "kind": "points",
@@ -125,13 +130,13 @@ def points_board(
             round(sum(x for x, _ in coords) / len(coords), 2),
             round(sum(y for _, y in coords) / len(coords), 2),
         )
-    targets = [*coords, END_XY] if isinstance(result, HullResponse) else coords
+    targets = [*coords, end_xy] if end_xy is not None else coords
     for j, (target, p) in enumerate(zip(targets, current.distribution, strict=True)):
         figure["halos"].append(halo(key, j, *target, p))
         if (drawn := arrow(key, j, start, target, p)) is not None:
             figure["arrows"].append(drawn)
-    if isinstance(result, HullResponse):
-        figure["end"] = {"x": END_XY[0], "y": END_XY[1], "chosen": current.chosen == result.n}
+    if end_xy is not None:
+        figure["end"] = {"x": end_xy[0], "y": end_xy[1], "chosen": current.chosen == result.n}
     for mark in figure["marks"]:
         mark["chosen"] = mark["index"] == current.chosen
     return figure
@@ -180,7 +185,7 @@ def line_board(
     values = [float(v) for v in inputs]
     low, high = min([0.0, *values]), max([1.0, *values])
     xs = [line_x(v, low, high) for v in values]
-    spots = place_line_labels(xs)
+    spots = place_line_labels(xs, FRAME - 2 * PAD)
     figure: dict[str, Any] = {
         "kind": "line",
         "low": low,
@@ -224,6 +229,18 @@ def board_figure(
     return {**figure, "key": key, "step": step, "steps": 0 if result is None else len(result.steps)}
 
 
+NOUNS = {"hull": "points", "tsp": "cities", "sort": "values"}
+
+
+def beyond_training(result: PointerTrace | None, trained: tuple[int, int] | None) -> str | None:
+    """The line an answer gets when its n lies outside the sizes its model learned on."""
+    if result is None or trained is None or trained[0] <= result.n <= trained[1]:
+        return None
+    sizes = f"{trained[0]}" if trained[0] == trained[1] else f"{trained[0]}–{trained[1]}"
+    noun = NOUNS[result.task]
+    return f"Beyond training: the model learned on {sizes} {noun}; this board has {result.n}."
+
+
 def live_context(
     key: str,
     task: str,
@@ -232,9 +249,11 @@ def live_context(
     error: str | None,
     step: int,
     note: str | None = None,
+    trained: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """Context of the board's live parts (templates/partials/pointer/live.html): the figure,
-    the step line, the answer's details, and the sentence when there is no answer."""
+    the step line, the answer's details, the sentence when there is no answer, and a line when
+    the answer's n is outside the `trained` sizes (app/pointer/service.py trained_sizes)."""
     figure = board_figure(key, task, inputs, result, step)
     context = {
         "key": key,
@@ -242,6 +261,7 @@ def live_context(
         "step_text": step_text(result, figure["step"]),
         "error": error,
         "url_note": note,
+        "beyond": beyond_training(result, trained),
         "result": result,
         "current_step": figure["step"],  # the details table marks its row
     }

@@ -31,6 +31,7 @@ from models.pointer_run import (  # the responses are the family's trace, declar
     TspResponse,
     checkpoints,
     hypotheses,
+    served_names,
 )
 
 __all__ = [
@@ -59,18 +60,22 @@ Value = Annotated[float, Field(strict=True, ge=-1e9, le=1e9, allow_inf_nan=False
 # The α each kind of request may name, listed as an enum (models.pointer_run.checkpoints has
 # them). Validation stays in models.pointer_run.resolve, whose sentence names the choices.
 POINT_ALPHAS = sorted(set(checkpoints("hull")) | set(checkpoints("tsp")))
+# Any served checkpoint's name; whether it serves the request's task is resolve's to say.
+ServedName = Literal[*served_names()]
 VALUE_ALPHAS = sorted(checkpoints("sort"))
 
 
 class PointerDecodeOptions(PricedRequest):
     model_config = ConfigDict(extra="forbid")
 
-    decoder: Literal["greedy", "beam", "sample"] = Field(
+    decoder: Literal["greedy", "beam", "sample", "symmetric"] = Field(
         "greedy",
         description="greedy: the most probable input at each step; beam: beam search; sample: "
         "draw `samples` outputs from the pointer's distribution and keep the best (tsp: the "
         "shortest tour; hull: the simple polygon with the largest area; sort: the fewest "
-        "neighbours out of order)",
+        "neighbours out of order); symmetric (the tsp attention model only): greedy from "
+        "every start city in each of the 8 rotations and reflections of the unit square, the "
+        "shortest tour",
     )
     beam_width: JsonInt = Field(
         8,
@@ -101,9 +106,16 @@ class PointerDecodeOptions(PricedRequest):
         examples=[1],
     )
 
-    def hypotheses(self) -> int:
-        """How many outputs the decoder carries at once: its share of the price."""
-        return hypotheses(self.decoder, self.beam_width, self.samples)
+    model: ServedName | None = Field(
+        None,
+        description="the checkpoint to decode with, one of the task's served models "
+        "(GET /api/pointer/{task}/models); leave it out to choose by `alpha`",
+        examples=[None],
+    )
+
+    def hypotheses(self, n: int) -> int:
+        """How many outputs the decoder carries at once over n inputs: its share of the price."""
+        return hypotheses(self.decoder, self.beam_width, self.samples, n)
 
 
 class PointsRequest(PointerDecodeOptions):
@@ -139,7 +151,7 @@ class PointsRequest(PointerDecodeOptions):
         return [list(point) for point in self.points]
 
     def cost(self) -> int:
-        return pointer_cost(len(self.points), self.hypotheses())
+        return pointer_cost(len(self.points), self.hypotheses(len(self.points)))
 
 
 class ValuesRequest(PointerDecodeOptions):
@@ -162,7 +174,7 @@ class ValuesRequest(PointerDecodeOptions):
         return list(self.values)
 
     def cost(self) -> int:
-        return pointer_cost(len(self.values), self.hypotheses())
+        return pointer_cost(len(self.values), self.hypotheses(len(self.values)))
 
 
 def number(part: str, what: str) -> float:

@@ -30,7 +30,7 @@ from app.pointer.requests import (
     ValuesBoard,
     ValuesRequest,
 )
-from app.pointer.service import solve, task_models
+from app.pointer.service import solve, task_models, trained_sizes
 from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
 from app.responses import respond, wants_fragment
@@ -102,15 +102,18 @@ def board_answer(request: Request, task: Task, key: str, board: Board, budget: B
     with the sentence in an answer of their own (200: the browser logs no refused request;
     tests/browser/test_pointer_board.py::test_typed_coordinates_and_errors): the one place
     a reader's error is caught."""
+    registry = request.app.state.registry
     try:
         with stops_answered(budget):
-            result = solve(request.app.state.registry, task, board, budget.check, remember=True)
+            result = solve(registry, task, board, budget.check, remember=True)
         error = None
     except InvalidInput as exc:
         if not wants_fragment(request):
             raise
         result, error = None, str(exc)
-    context = live_context(key, task, board.inputs(), result, error, board.step - 1)
+    trained = trained_sizes(registry, result.model.name) if result is not None else None
+    step = board.step - 1
+    context = live_context(key, task, board.inputs(), result, error, step, trained=trained)
     if result is not None:  # the step drawn, within the decode's
         board = board.model_copy(update={"step": context["current_step"] + 1})
     template = "partials/pointer/board-update.html"

@@ -1,11 +1,12 @@
 """Pointer networks behind the web layer: the registry's loader for pointer checkpoints, and
 `solve`, which turns a validated request (the API's, or a board's) into the family's plain
 request and calls its one entry point (models.pointer_run.run). The routes and the board's
-widget render what it returns.
+widget render what it returns, with the sizes its checkpoint learned on (`trained_sizes`).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from app.pointer.requests import (
     VariantInfo,
 )
 from app.registry import ModelRegistry, register_loader
-from models.checkpoints import load_model
+from models.checkpoints import ancestry, load_model
 from models.errors import InvalidInput
 from models.pointer_run import (
     Check,
@@ -32,6 +33,7 @@ from models.pointer_run import (
 )
 
 
+@register_loader("attention-routing")  # Kool et al.'s model answers with the same trace
 @register_loader("pointer")
 def load_pointer(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> ServedPointer:
     model, entry = load_model(name, checkpoint_dir)
@@ -47,6 +49,7 @@ def plain_request(task: Task, body: PointsRequest | ValuesRequest) -> PointerReq
         samples=body.samples,
         seed=body.seed,
         alpha=body.alpha,
+        model=body.model,
     )
 
 
@@ -81,3 +84,25 @@ def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
             VariantInfo(alpha=alpha, checkpoint=name, available=reason is None, reason=reason)
         )
     return TaskModels(task=task, variants=variants)
+
+
+def trained_sizes(registry: ModelRegistry, name: str) -> tuple[int, int] | None:
+    """The smallest and largest n the checkpoint learned on, the weights it was fine-tuned
+    from included: each manifest entry's `data.n_range`, which its recipe wrote. None when
+    the manifest names no sizes."""
+    return _trained_sizes(registry, name, registry.version())
+
+
+@lru_cache(maxsize=32)
+def _trained_sizes(
+    registry: ModelRegistry, name: str, version: tuple[int, int]
+) -> tuple[int, int] | None:
+    """`version` is the manifest's: a manifest a training run rewrote is read anew."""
+    entry = registry.manifest().get(name)
+    if entry is None:
+        return None
+    chain = [entry, *ancestry(entry, registry.checkpoint_dir)]
+    ranges = [e["data"]["n_range"] for e in chain if "n_range" in (e.get("data") or {})]
+    if not ranges:
+        return None
+    return min(low for low, _ in ranges), max(high for _, high in ranges)

@@ -18,7 +18,9 @@ from typing import Any
 
 from app.pointer.requests import INPUTS, Board, PointsBoard
 
-BOARD_KEYS = ("hull", "tsp", "sort")  # the boards' default ids (a board's `id:` is its task)
+# the boards' ids: a board's task, or its `id:` when a page has two of a task (the routing
+# page's attention model "am", Pointer Network "ptr" and LSTM Pointer Network "lstm")
+BOARD_KEYS = ("hull", "tsp", "sort", "am", "ptr", "lstm")
 FIELDS = tuple(PointsBoard.model_fields)  # decoder, beam_width, samples, seed, alpha, …, step
 OLD_NAMES = {"width": "beam_width", "k": "samples"}
 OLD_DECODER = re.compile(r"(beam|sample)(\d+)")

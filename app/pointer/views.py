@@ -147,6 +147,11 @@ def decoder_text(result: PointerResponse) -> str:
         return f"beam search, width {result.beam_width}"
     if result.decoder == "sample":
         return f"best of {result.samples} samples from the pointer's distribution"
+    if result.decoder == "symmetric":
+        return (
+            f"symmetric: the shortest of {8 * result.n} greedy tours, one from each start city "
+            "in each of the 8 rotations and reflections of the square"
+        )
     return "greedy"
 
 

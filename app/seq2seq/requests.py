@@ -309,6 +309,28 @@ class InflectionOptions(BaseModel):
     max_lemma_chars: int = MAX_LEMMA_CHARS
 
 
+class InflectCells(BaseModel):
+    """GET /api/seq2seq/inflect/cells: the features menu for a language, asked by the language
+    menu on its own, so an input refused elsewhere (a lemma with a space) never keeps the old
+    language's cells in the form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    language: str = Field(max_length=8, description="language code, e.g. de")
+    features: str = Field(
+        "",
+        max_length=80,
+        description="the cell chosen so far: kept when the language has it, else the language's "
+        "cell sharing the most tags with it",
+    )
+
+
+class CellsResponse(BaseModel):
+    language: str
+    features: list[str] = Field(description="the language's feature cells")
+    chosen: str = Field(description="the cell the menu selects")
+
+
 class TranslationOptions(BaseModel):
     source_language: str = "en"
     target_language: str = "de"

@@ -4,8 +4,10 @@ A request with the `HX-Request` header gets the HTML fragment (rendered from the
 object); any other request gets JSON. GET /api/seq2seq/{inflect,translate}/figure is the
 widgets' form round trip: FastAPI reads the widget's figure request (InflectFigure,
 TranslateFigure) from the query, and htmx gets the figure (one result or the compared α values)
-with the α readout and, for an example or a new language, the inputs out of band; a form
-submitted without script is sent back to its page, drawn for it.
+with the α readout and, for an example, the inputs out of band; a form submitted without script
+is sent back to its page, drawn for it. A new language first asks GET /api/seq2seq/inflect/cells
+for its features menu alone, which then asks for the figure: a refused lemma never keeps the
+old language's cells.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from app.responses import back_to_page, respond, wants_fragment
 from app.seq2seq import service
 from app.seq2seq.requests import (
     FigureOptions,
+    InflectCells,
     InflectFigure,
     InflectRequest,
     InflectResponse,
@@ -30,7 +33,13 @@ from app.seq2seq.requests import (
     TranslateRequest,
     TranslateResponse,
 )
-from app.seq2seq.widget import controls, figure_view, inflection_labels, nearest_cell
+from app.seq2seq.widget import (
+    controls,
+    figure_view,
+    inflection_labels,
+    language_cells,
+    names,
+)
 from models.seq2seq_run import run
 
 router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
@@ -76,16 +85,12 @@ def figure_answer(
     request: Request, figure: FigureOptions, registry: Registry, budget: Budget
 ) -> BaseModel | Response:
     task = figure.TASK
-    new_language = request.headers.get("HX-Trigger-Name") == "language"
-    if new_language and isinstance(figure, InflectFigure):
-        cells = service.options(registry).inflection.features.get(figure.language, [])
-        figure = figure.model_copy(update={"features": nearest_cell(figure.features, cells)})
     context = controls(task, figure)
     address = figure.address(context["prefix"])
     if not wants_fragment(request):
         return back_to_page(request, address, f"#{context['widget_id']}")
     drawn = figure_view(registry, figure, budget.check)
-    context |= {"figure": drawn, "inputs": figure.example is not None or new_language}
+    context |= {"figure": drawn, "inputs": figure.example is not None}
     if context["inputs"]:
         options = service.options(registry)
         chosen = options.inflection if task == "inflection" else options.translation
@@ -121,6 +126,25 @@ def translate(
 def options(registry: Registry) -> OptionsResponse:
     """Languages, feature cells per language, trained α values and the examples."""
     return service.options(registry)
+
+
+@router.get("/inflect/cells", include_in_schema=False, response_model=None)
+def inflect_cells(
+    request: Request, asked: Annotated[InflectCells, Query()], registry: Registry
+) -> BaseModel | Response:
+    """The features menu for a newly chosen language (JSON: its cells and the one chosen); the
+    menu asks for the figure as it arrives. No model runs, so nothing is priced."""
+    options = service.options(registry).inflection
+    cells = language_cells(options, asked)
+    state = {"language": cells.language, "features": cells.chosen}
+    context = {
+        **names("inflection"),
+        "state": state,
+        "options": options,
+        "follow": True,
+        **inflection_labels(options),
+    }
+    return respond(request, cells, "partials/seq2seq/features-select.html", context)
 
 
 @router.get("/inflect/figure", include_in_schema=False, response_model=None)

@@ -29,8 +29,7 @@ from app.seq2seq.requests import (  # the examples are part of the options the A
     TranslationOptions,
     TranslationReference,
 )
-from models.references import matches_reference
-from models.seq2seq_run import DEFAULT_ALPHA, SERVED, load_reference, load_served, run
+from models.seq2seq_run import DEFAULT_ALPHA, SERVED, judge, load_reference, load_served, run
 from models.tasks.inflection_serving import inflection_options
 
 register_loader("seq2seq")(load_served)
@@ -160,12 +159,10 @@ def reference_answers(response: InflectResponse | TranslateResponse) -> list[str
 
 
 def hypothesis_marks(response: InflectResponse | TranslateResponse) -> list[bool | None]:
-    """For each n-best entry, whether the reference accepts it (None: nothing to judge by); the
-    first is the response's `reference.correct`."""
+    """For each n-best entry, whether the reference accepts it (None: nothing to judge by), by
+    the verdict's own rule; the first is the response's `reference.correct`."""
     answers = reference_answers(response)
-    return [
-        None if answers is None else matches_reference(h.text, answers) for h in response.hypotheses
-    ]
+    return [None if answers is None else judge(h.text, answers)[0] for h in response.hypotheses]
 
 
 def result_view(

@@ -26,8 +26,11 @@ from app.seq2seq.requests import (
     MAX_INFERENCE_ALPHA,
     MIN_INFERENCE_ALPHA,
     OLD_ADDRESS_NAMES,
+    CellsResponse,
     FigureOptions,
+    InflectCells,
     InflectFigure,
+    InflectionOptions,
     ModelOption,
     Seq2SeqDecodeOptions,
     Task,
@@ -36,7 +39,7 @@ from app.seq2seq.requests import (
 )
 from app.widgets import WidgetEnv, WidgetError, register_widget
 from models.errors import InvalidInput
-from models.seq2seq_run import run
+from models.seq2seq_run import SERVED, run
 
 NEEDS = {"htmx", "js/hx-widgets.js", "js/seq2seq-widget.js", "css/seq2seq.css"}
 ALPHA_NAMES = {1.0: "softmax", 1.5: "1.5-entmax", 2.0: "sparsemax"}
@@ -59,6 +62,14 @@ def alpha_name(alpha: float) -> str:
 
 
 def readout(figure: FigureOptions) -> str:
+    if figure.compare:
+        alphas = service.format_alphas(list(SERVED[figure.TASK]))
+        if figure.mode == "inference":
+            return (
+                f"inference-time α = {alphas} side by side, "
+                f"applied to the model trained with α = {figure.base_alpha:g}"
+            )
+        return f"α = {alphas} side by side: each column the model trained with it"
     if figure.mode == "inference":
         return (
             f"inference-time α = {figure.inference_alpha:g}, "
@@ -80,6 +91,18 @@ def nearest_cell(features: str, cells: list[str]) -> str:
         return features
     tags = set(features.split(";"))
     return max(cells, key=lambda cell: len(tags & set(cell.split(";"))))
+
+
+def language_cells(options: InflectionOptions, asked: InflectCells) -> CellsResponse:
+    """The features menu for a newly chosen language, with the cell nearest the one chosen so
+    far; InvalidInput for a language the models do not know."""
+    cells = options.features.get(asked.language)
+    if cells is None:
+        raise InvalidInput(
+            f"Unknown language {asked.language!r}; allowed: {', '.join(options.languages)}."
+        )
+    chosen = nearest_cell(asked.features, cells)
+    return CellsResponse(language=asked.language, features=cells, chosen=chosen)
 
 
 def figure_view(
@@ -190,12 +213,20 @@ def min_gap(alphas: list[float]) -> float:
     return min((b - a for a, b in zip(alphas, alphas[1:], strict=False)), default=1.0)
 
 
-def controls(task: Task, figure: FigureOptions) -> dict[str, Any]:
-    """What the page's controls and every figure answer share."""
+def names(task: Task) -> dict[str, str]:
+    """The widget's id, address prefix and the endpoints its controls ask."""
     return {
         "widget_id": WIDGET_ID[task],
         "prefix": PREFIX[task],
         "endpoint": f"/api/seq2seq/{PREFIX[task]}/figure",
+        "cells_endpoint": "/api/seq2seq/inflect/cells",
+    }
+
+
+def controls(task: Task, figure: FigureOptions) -> dict[str, Any]:
+    """What the page's controls and every figure answer share."""
+    return {
+        **names(task),
         "state": figure,
         "readout": readout(figure),
         "beam_max": MAX_BEAM_WIDTH,

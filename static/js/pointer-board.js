@@ -4,11 +4,20 @@
 // answer. This file turns clicks, drags
 // and arrow keys into the form's inputs box and asks htmx to send it, plays the decoder steps,
 // and links the server's heatmap columns and the board's points on hover.
+//
+// The browser validates nothing (the form is "novalidate"): the server refuses an input with a
+// sentence, which static/js/hx-widgets.js writes in the board's error line and this file moves
+// beside the control that asked. A refused input never lingers: inputs the script wrote (a
+// click, a drag, Random) go back to the board as drawn; inputs the reader typed stay for them
+// to fix, but the next request another control asks for starts from the board as drawn; and a
+// box the chosen decoder does not read is not sent while it holds a value the server refuses.
+// So one refusal never makes the next good request fail.
 "use strict";
 
 (() => {
   const LONG_PRESS_MS = 550;
   const DRAG_SLOP = 4; // px of movement before a press becomes a drag
+  const TAP_SLOP = 10; // px a press on the empty board may move and still add a point
   const PLAY_MS = 700;
   const THROTTLE_MS = { "board-drag": 40, "board-step": 60 }; // one request per window at most
   const round3 = (v) => Math.round(v * 1000) / 1000;
@@ -25,6 +34,11 @@
       this.typed = q("[data-typed]");
       this.slider = q("[data-step]");
       this.play = q("[data-play]");
+      this.steps = q(".pb-steps"); // the error line's own place is just above
+      this.accepted = this.typed.value; // the inputs of the answer on the board
+      this.refused = false; // the last answer was refused: the board shows an older state
+      this.cause = null; // the control that asked for the next answer
+      q("[data-run-shared]")?.removeAttribute("hidden");
       this.hover = null;
       this.throttles = { "board-drag": {}, "board-step": {} };
       this.bind();
@@ -37,8 +51,7 @@
 
     // ---- the inputs box is the board's state; htmx sends it ----
 
-    inputs() {
-      const text = this.typed.value;
+    inputs(text = this.typed.value) {
       if (this.isSort) return text.split(/[\s,;]+/).filter(Boolean).map(Number);
       return text
         .split(/[;\n]/)
@@ -46,7 +59,13 @@
         .filter((pair) => pair.length);
     }
 
-    send(inputs, event = "board-change") {
+    // the inputs an edit on the board starts from: the board as drawn after a refusal
+    boardInputs() {
+      return this.inputs(this.refused ? this.accepted : this.typed.value);
+    }
+
+    send(inputs, event = "board-change", cause = this.canvas) {
+      this.cause = cause;
       this.typed.value = this.isSort
         ? inputs.join(", ")
         : inputs.map(([x, y]) => `${x}, ${y}\n`).join("");
@@ -77,6 +96,19 @@
       }, THROTTLE_MS[event]);
     }
 
+    // A box the decoder does not read (hidden with its label) is left out while it holds a
+    // value outside its bounds (the server's limits): the server would refuse it.
+    unread(data) {
+      for (const field of this.form.querySelectorAll("[data-beam-width], [data-samples]")) {
+        if (!field.validity.valid && !field.closest("label").checkVisibility()) data.delete(field.name);
+      }
+    }
+
+    // whether the request `cause` asked for sends inputs the reader typed
+    typedBy(cause) {
+      return cause === this.typed || cause?.type === "submit";
+    }
+
     // The form's fields are the page address's keys, the board's request fields under its key
     // ("hull-points"); the board's route takes the request's own names ("points").
     unprefixed(data) {
@@ -84,6 +116,38 @@
       const fields = [...data.entries()];
       for (const [name] of fields) data.delete(name);
       for (const [name, value] of fields) data.append(name.startsWith(prefix) ? name.slice(prefix.length) : name, value);
+    }
+
+    // An answer came (2xx) or was refused: a refusal's sentence goes beside the control that
+    // asked, and inputs the script wrote go back to those of the board as drawn.
+    settled(status, asked) {
+      const line = this.root.querySelector("[data-error]");
+      if (status >= 200 && status < 300) {
+        this.accepted = asked.text;
+        this.refused = false;
+        this.steps.before(line);
+        return;
+      }
+      this.refused = true;
+      this.refusedText = asked.text;
+      this.place(line, asked.cause);
+      if (this.typedBy(asked.cause)) this.typed.closest("details").open = true;
+      else if (this.typed.value === asked.text) this.typed.value = this.accepted;
+    }
+
+    place(line, cause) {
+      const row = cause?.closest?.(".pb-row, .pb-typed, .pb-url-note");
+      const anchor = row || (cause?.type === "submit" ? cause : null);
+      if (anchor && this.form.contains(anchor)) anchor.after(line);
+      else this.steps.before(line);
+    }
+
+    // A sentence of the script's own, beside `cause`: the board is unchanged, so not stale.
+    say(cause, sentence) {
+      const line = this.root.querySelector("[data-error]");
+      this.place(line, cause);
+      line.textContent = sentence;
+      line.hidden = false;
     }
 
     // The answer is in: the slider and the play button follow the new figure.
@@ -108,25 +172,54 @@
       for (const el of root.querySelectorAll("[data-random-n], [data-show-exact]")) {
         el.addEventListener("change", (event) => event.stopPropagation());
       }
-      root.querySelector("[data-random]").addEventListener("click", () => {
-        const wanted = Math.round(Number(root.querySelector("[data-random-n]").value) || 10);
-        const n = Math.min(this.config.max_inputs, Math.max(this.config.min_inputs, wanted));
+      const random = root.querySelector("[data-random]");
+      random.addEventListener("click", () => {
+        const field = root.querySelector("[data-random-n]");
+        const n = Number(field.value);
+        const { min_inputs: low, max_inputs: high } = this.config;
+        if (!Number.isInteger(n) || n < low || n > high) {
+          const noun = this.isSort ? "values" : "points";
+          const asked = field.value.trim() || "nothing";
+          this.say(field, `The board takes ${low} to ${high} ${noun}; n = ${asked} is outside that, so the board is unchanged.`);
+          return;
+        }
         const draw = () => (this.isSort ? round3(Math.random()) : [round3(Math.random()), round3(Math.random())]);
-        this.send(Array.from({ length: n }, draw));
+        this.send(Array.from({ length: n }, draw), "board-change", random);
       });
-      root.querySelector("[data-clear]").addEventListener("click", () => this.send([]));
-      root.querySelector("[data-example]").addEventListener("click", () => {
+      const clear = root.querySelector("[data-clear]");
+      clear.addEventListener("click", () => this.send([], "board-change", clear));
+      const example = root.querySelector("[data-example]");
+      example.addEventListener("click", () => {
         this.typed.value = this.config.example;
-        this.send(this.inputs());
+        this.send(this.inputs(), "board-change", example);
       });
       this.slider.addEventListener("input", () => {
         this.stopPlaying();
+        this.cause = this.slider;
         this.throttled("board-step");
       });
+      // the control that asks for the next answer: a refusal's sentence goes beside it
+      this.form.addEventListener("change", (event) => (this.cause = event.target), true);
+      this.form.addEventListener("submit", (event) => (this.cause = event.submitter || this.typed), true);
       this.play.addEventListener("click", () => (this.timer ? this.stopPlaying() : this.startPlaying()));
       this.canvas.addEventListener("htmx:afterSwap", () => this.answered());
-      this.form.addEventListener("htmx:configRequest", (event) => this.unprefixed(event.detail.formData));
-      // a refused answer's sentence goes to the error line: static/js/hx-widgets.js
+      this.form.addEventListener("htmx:configRequest", (event) => {
+        const data = event.detail.formData;
+        if (this.refused && this.typed.value === this.refusedText && !this.typedBy(this.cause)) {
+          this.typed.value = this.accepted; // the reader moved on from the refused text
+          data.set(this.typed.name, this.accepted);
+        }
+        this.unread(data);
+        this.asked = { cause: this.cause, text: this.typed.value };
+        this.unprefixed(data);
+      });
+      // a refused answer's sentence goes to the error line (static/js/hx-widgets.js, which
+      // listens on the document, so the line is in its place first)
+      this.form.addEventListener("htmx:afterRequest", (event) => {
+        const status = event.detail.xhr?.status ?? 0;
+        if (status !== 0 && this.asked) this.settled(status, this.asked);
+      });
+      this.form.addEventListener("htmx:sendError", () => this.asked && this.settled(0, this.asked));
       const on = (name, handler) => this.canvas.addEventListener(name, handler.bind(this));
       on("pointerdown", this.onPointerDown);
       on("pointermove", this.onPointerMove);
@@ -142,6 +235,7 @@
     startPlaying() {
       if (this.step() >= Number(this.slider.max) - 1) this.slider.value = 1;
       this.showPlaying(true);
+      this.cause = this.slider;
       this.throttled("board-step");
       this.timer = setInterval(() => {
         if (this.step() >= Number(this.slider.max) - 1) return this.stopPlaying();
@@ -204,17 +298,19 @@
 
     onPointerMove(event) {
       const press = this.press;
-      if (!press || press.index === null || press.removed) return;
+      if (!press || press.removed) return;
       const dx = event.clientX - press.x;
       const dy = event.clientY - press.y;
-      if (!press.moved && Math.hypot(dx, dy) < DRAG_SLOP) return;
+      const slop = press.index === null ? TAP_SLOP : DRAG_SLOP;
+      if (!press.moved && Math.hypot(dx, dy) < slop) return;
       press.moved = true;
+      if (press.index === null) return; // a swipe over the empty board adds nothing
       clearTimeout(press.timer);
       // the mark follows the pointer at once; the server redraws the board as answers come
       const mark = this.svg.querySelector(`[data-index="${press.index}"]`);
       const scale = this.svg.viewBox.baseVal.width / this.svg.getBoundingClientRect().width;
       mark?.setAttribute("transform", `translate(${dx * scale} ${this.isSort ? 0 : dy * scale})`);
-      const inputs = this.inputs();
+      const inputs = this.boardInputs();
       inputs[press.index] = this.unitFromEvent(event);
       this.send(inputs, "board-drag");
     }
@@ -224,12 +320,12 @@
       this.endPress();
       if (!press) return;
       if (press.index === null) {
-        const inputs = this.inputs();
-        if (event.target.closest(".pb-hit") && inputs.length < this.config.max_inputs) {
-          this.send([...inputs, this.unitFromEvent(event)]);
+        // a tap adds a point (one past the limit too: the server's sentence says so)
+        if (!press.moved && event.target.closest(".pb-hit")) {
+          this.send([...this.boardInputs(), this.unitFromEvent(event)]);
         }
       } else if (press.moved) {
-        const inputs = this.inputs();
+        const inputs = this.boardInputs();
         inputs[press.index] = this.unitFromEvent(event);
         this.send(inputs);
       } else if (!press.removed) {
@@ -252,7 +348,7 @@
     }
 
     remove(index) {
-      const inputs = this.inputs();
+      const inputs = this.boardInputs();
       inputs.splice(index, 1);
       this.send(inputs);
     }
@@ -269,7 +365,7 @@
       const move = { ArrowLeft: [-d, 0], ArrowRight: [d, 0], ArrowUp: [0, d], ArrowDown: [0, -d] }[event.key];
       if (!move) return;
       event.preventDefault();
-      const inputs = this.inputs();
+      const inputs = this.boardInputs();
       const old = inputs[index];
       inputs[index] = this.isSort
         ? round3(old + move[0] + move[1])

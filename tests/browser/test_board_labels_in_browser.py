@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Locator, Page
 
-from app.pointer.board_labels import LINE_ROWS, end_mark_boxes, place_point_labels
+from app.pointer.board_labels import LINE_ROWS, end_mark_boxes, place_end_mark, place_point_labels
 from app.pointer.views import board_xy
 from tests.browser.conftest import ARTIFACTS, TrackedPage
 from tests.browser.test_pointer_board import (
@@ -65,7 +65,8 @@ def test_a_hundred_points_show_numbers_that_never_overlap(
 
     # the script's spots are the server's rule, number for number
     coords = [board_xy(x, y) for x, y in board_points(page, "hull")]  # rounded as drawn
-    expected = place_point_labels(coords, FRAME, end_mark_boxes(FRAME))
+    end_boxes = end_mark_boxes(FRAME, place_end_mark(coords, FRAME))  # clear of the points
+    expected = place_point_labels(coords, FRAME, end_boxes)
     drawn = svg.evaluate(
         """(svg) => [...svg.querySelectorAll("[data-layer=points] .pb-point text")].map((t) => ({
             dx: Number(t.getAttribute("dx")), dy: Number(t.getAttribute("dy")),

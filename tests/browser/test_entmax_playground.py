@@ -163,12 +163,29 @@ def test_bad_input_shows_the_servers_sentence(tracked_page: TrackedPage) -> None
     page.locator(f"{PLAYGROUND} .score-input").nth(2).fill("")
     error = page.locator(f"{PLAYGROUND} [data-entmax-error]")
     expect(error).to_be_visible()
-    expect(error).to_contain_text("Score 3 must be a number")  # the reader's count, from 1
+    # the word, and the reader's count, from 1
+    expect(error).to_have_text("Give the score of “sat” (word 3) a number.")
     page.locator(f"{PLAYGROUND} .score-input").nth(2).fill("1")
     expect(error).to_be_hidden()
     # Chromium logs every 4xx response; that one was the point of this test.
     rejected = [e for e in tracked_page.console_errors if "status of 422" in e]
     assert rejected, tracked_page.console_errors
+    tracked_page.console_errors = [e for e in tracked_page.console_errors if e not in rejected]
+    tracked_page.assert_clean()
+
+
+def test_a_score_out_of_range_is_named_by_its_word(tracked_page: TrackedPage) -> None:
+    """The refusal names the word the reader typed into, counted as the rows are, and the
+    limit in plain digits (not a float's repr)."""
+    page = open_playground(tracked_page)
+    page.locator(f"{PLAYGROUND} .score-input").nth(2).fill("1000000000")
+    error = page.locator(f"{PLAYGROUND} [data-entmax-error]")
+    expect(error).to_contain_text("The score of “sat” (word 3) must be at most 1,000,000")
+    expect(error).to_contain_text("1,000,000,000")
+    expect(error).not_to_contain_text("1000000.0")
+    page.locator(f"{PLAYGROUND} .score-input").nth(2).fill("0.5")
+    expect(error).to_be_hidden()
+    rejected = [e for e in tracked_page.console_errors if "status of 422" in e]
     tracked_page.console_errors = [e for e in tracked_page.console_errors if e not in rejected]
     tracked_page.assert_clean()
 
