@@ -126,3 +126,15 @@ def test_an_address_written_before_the_figure_request_draws_the_same_figure(
     for part in re.findall(r'<ol class="entmax-bars".*?</ol>', answer, re.S):
         assert part in playground
     assert 'data-support-size="1"' in playground and 'data-alpha="2.0"' in playground
+
+
+def test_a_long_sentence_is_neither_cut_by_the_box_nor_refused(client: TestClient) -> None:
+    """The box has no `maxlength` (the browser would cut a pasted sentence without a word);
+    the server takes up to 512 words and says so beyond."""
+    text = " ".join(f"word{i}" for i in range(90))  # 529 characters
+    page = client.get(PAGE).text
+    box = re.search(r'<input type="text" id="entmax-text"[^>]*>', page).group(0)
+    assert "maxlength" not in box
+    answer = client.get("/api/entmax/figure", params={**FORM, "text": text}, headers=htmx("text"))
+    assert answer.status_code == 200
+    assert "word89" in answer.text  # the 90th word has its bar: nothing was cut

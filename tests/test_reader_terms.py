@@ -118,7 +118,7 @@ def _playground(html: str) -> str:
 def test_a_shared_address_is_drawn_by_the_server(client: TestClient) -> None:
     query = "?entmax-text=go+home+now&entmax-scores=1,2,0.5&entmax-alpha=1"
     figure = _playground(client.get(f"/papers/sparse-seq2seq{query}").text)
-    assert 'value="go home now" maxlength' in figure
+    assert 'value="go home now" spellcheck' in figure
     assert "data-entmax-alpha-value>1.00<" in figure
     assert "<strong data-entmax-support>3</strong> of 3" in figure  # softmax: no zeros
     assert '<option value="custom" hidden selected>' in figure
@@ -133,7 +133,7 @@ def test_a_broken_shared_address_says_what_is_wrong(client: TestClient) -> None:
     )
     # the request model's sentence, naming the word as the rows show it
     assert "The score of “b” (word 2) must be a number; got &#39;x&#39;." in figure
-    assert 'value="the cat sat on the mat ." maxlength' in figure  # the default figure
+    assert 'value="the cat sat on the mat ." spellcheck' in figure  # the default figure
     # a word too long for a label is drawn (its label cut to what the API takes), not refused
     figure = _playground(client.get(f"/papers/sparse-seq2seq?entmax-text={'x' * 70}").text)
     assert "data-entmax-error data-hx-error hidden>" in figure
