@@ -1,19 +1,28 @@
 """The attention model's figures over HTTP: GET /api/routing/attention (the encoder's
 attention weights of one layer and head) and GET /api/routing/reinforce (k sampled tours
 against the greedy-rollout baseline). JSON, or for htmx the figure drawn from the same answer
-(app/routing/widget.py), the page address following with the figure's `#id`."""
+(app/routing/widget.py), the page address following with the figure's `#id`.
 
-from __future__ import annotations
+Both routes are made by `figure_route` (no `from __future__ import annotations` here: FastAPI
+reads the route's parameter types from the function the factory builds)."""
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
 from app.registry import Registry
 from app.responses import respond
 from app.routing import service
-from app.routing.requests import AttentionAnswer, AttentionFigure, ReinforceAnswer, ReinforceFigure
+from app.routing.requests import (
+    AttentionAnswer,
+    AttentionFigure,
+    CitiesFigure,
+    ReinforceAnswer,
+    ReinforceFigure,
+)
 from app.routing.widget import ATTENTION, REINFORCE, attention_view, reinforce_view
 
 router = APIRouter(prefix="/api/routing", tags=["attention model"])
@@ -22,36 +31,50 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     429: {"description": "Over this address's rate. Wait `Retry-After` seconds."},
     503: {"description": "The model is unavailable, or the worker is busy; `detail` says which."},
 }
-AttentionBudget = Annotated[Budget, Depends(compute_budget(AttentionFigure, "query"))]
-ReinforceBudget = Annotated[Budget, Depends(compute_budget(ReinforceFigure, "query"))]
 
 
-@router.get("/attention", response_model=AttentionAnswer, responses=ERRORS)
-def encoder_attention(
-    figure: Annotated[AttentionFigure, Query()],
-    request: Request,
-    registry: Registry,
-    budget: AttentionBudget,
-) -> Any:
-    """How much each city's head reads every other city, in one layer of the encoder."""
-    with stops_answered(budget):
-        answer = service.attention(registry, figure)
-    context = attention_view(figure, answer)
-    address, anchor = figure.address(ATTENTION), f"#{context['figure_id']}"
-    return respond(request, answer, "partials/routing/attention.html", context, address, anchor)
+def figure_route(
+    name: str,
+    schema: type[CitiesFigure],
+    answer_model: type[BaseModel],
+    compute: Callable[..., BaseModel],
+    view: Callable[..., dict[str, Any]],
+    prefix: str,
+    summary: str,
+) -> None:
+    """GET /api/routing/<name>: the figure's state from the query, priced and gated, answered
+    by `compute`, drawn by `view` for htmx into partials/routing/<name>.html."""
+    budget_of = Annotated[Budget, Depends(compute_budget(schema, "query"))]
+
+    def route(
+        figure: Annotated[schema, Query()], request: Request, registry: Registry, budget: budget_of
+    ) -> Any:
+        with stops_answered(budget):
+            answer = compute(registry, figure, budget.check)
+        context = view(figure, answer)
+        address, anchor = figure.address(prefix), f"#{context['figure_id']}"
+        return respond(request, answer, f"partials/routing/{name}.html", context, address, anchor)
+
+    route.__doc__ = summary
+    router.get(f"/{name}", response_model=answer_model, responses=ERRORS, name=name)(route)
 
 
-@router.get("/reinforce", response_model=ReinforceAnswer, responses=ERRORS)
-def reinforce_step(
-    figure: Annotated[ReinforceFigure, Query()],
-    request: Request,
-    registry: Registry,
-    budget: ReinforceBudget,
-) -> Any:
-    """k tours sampled from the policy for the cities, each with its advantage over the greedy
-    rollout: the weight REINFORCE gives its log-probability's gradient."""
-    with stops_answered(budget):
-        answer = service.reinforce(registry, figure, budget.check)
-    context = reinforce_view(figure, answer)
-    address, anchor = figure.address(REINFORCE), f"#{context['figure_id']}"
-    return respond(request, answer, "partials/routing/reinforce.html", context, address, anchor)
+figure_route(
+    "attention",
+    AttentionFigure,
+    AttentionAnswer,
+    lambda registry, figure, check: service.attention(registry, figure),
+    attention_view,
+    ATTENTION,
+    "How much each city's head reads every other city, in one layer of the encoder.",
+)
+figure_route(
+    "reinforce",
+    ReinforceFigure,
+    ReinforceAnswer,
+    service.reinforce,
+    reinforce_view,
+    REINFORCE,
+    "k tours sampled from the policy for the cities, each with its advantage over the greedy "
+    "rollout: the weight REINFORCE gives its log-probability's gradient.",
+)
