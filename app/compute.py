@@ -13,6 +13,17 @@ runs the model inside `stops_answered(budget)`, passing `budget.check` down:
   other readers still fit beside a heavy one;
 - the decoder calls `budget.check` between steps: past the deadline (2 s by default) or once
   the client has disconnected, it raises `ComputeStopped` and the thread is free again.
+
+A page render whose address holds figures' states goes through the same door with
+`page_budget` (app/pages.py): the tokens its figures will run (app.widgets'
+`WidgetRenderer.plan`), the same rate limit, gate, deadline and disconnect watch; a refusal
+comes back to the page instead of being raised, and the page answers it with its figures'
+examples (no model work).
+
+bench/prices.py measures every endpoint's heaviest allowed request against its price and
+tests/test_prices.py keeps them in line: on this 2-core machine a token is 2-40 ms of CPU time
+(7 for seq2seq, 25 for a greedy pointer decode, 2 for 256 samples over a hull), the 40 ms being
+wall time at a load average of about 9.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import math
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -129,6 +140,15 @@ RequestT = TypeVar("RequestT", bound=PricedRequest)
 Source = Literal["body", "query"]
 
 
+def query_fields(request: Request) -> dict[str, str | list[str]]:
+    """The query as the route's request model reads it: a key given more than once is a list
+    (`points=0.1,0.2&points=0.8,0.1`), so the price counts every value the route will get."""
+    fields: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        fields.setdefault(key, []).append(value)
+    return {key: values[0] if len(values) == 1 else values for key, values in fields.items()}
+
+
 def compute_budget(
     schema: type[RequestT], source: Source = "body"
 ) -> Callable[[Request], AsyncIterator[Budget]]:
@@ -142,7 +162,7 @@ def compute_budget(
         try:
             if source == "body":
                 return schema.model_validate_json(await request.body()).cost()
-            return schema.model_validate(dict(request.query_params)).cost()
+            return schema.model_validate(query_fields(request)).cost()
         except ValueError:  # FastAPI answers it with a 422 right after the dependencies
             return 1
 
@@ -156,26 +176,57 @@ def priced_budget(
 
     async def dependency(request: Request) -> AsyncIterator[Budget]:
         tokens = await price(request)
-        _charge(request, tokens)
-        with request.app.state.compute_gate.admit(tokens):
-            budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
-            # FastAPI has read the whole body by now: the watcher is the only reader left.
-            watcher = asyncio.create_task(_watch_disconnect(request, budget))
-            try:
-                yield budget
-            finally:
-                watcher.cancel()
+        with _admitted(request, tokens, door=1) as budget:
+            yield budget
 
     return dependency
 
 
-def _charge(request: Request, tokens: int) -> None:
-    """The door (app.limits.RateLimit) took one token; take the rest of the request's cost."""
+@contextmanager
+def _admitted(request: Request, tokens: int, door: int) -> Iterator[Budget]:
+    """Charge the rate limit, take `tokens` in the gate, and hold a fresh budget with its
+    disconnect watcher until the block ends; 429/503 (HTTPException) when refused. Runs on the
+    event loop (the watcher is a task of it)."""
+    _charge(request, tokens, door)
+    with request.app.state.compute_gate.admit(tokens):
+        budget = Budget(deadline_s=request.app.state.serving.compute_deadline_s)
+        # FastAPI has read the whole body by now: the watcher is the only reader left.
+        watcher = asyncio.create_task(_watch_disconnect(request, budget))
+        try:
+            yield budget
+        finally:
+            watcher.cancel()
+
+
+@asynccontextmanager
+async def page_budget(request: Request, tokens: int) -> AsyncIterator[Budget | HTTPException]:
+    """The API's door for a page render that runs `tokens` of model work for the figures'
+    states in its address (pages are not charged at app.limits.RateLimit, so every token is
+    charged here): the budget to render under, or the refusal (429 or 503, its sentence and
+    Retry-After) when the client's rate or the worker's gate has no room; the page then draws
+    its figures' examples and answers with the refusal's status. A page with nothing to run
+    takes no token, no room in the gate and no watcher."""
+    deadline_s = request.app.state.serving.compute_deadline_s
+    if tokens <= 0:
+        yield Budget(deadline_s=deadline_s)
+        return
+    with ExitStack() as stack:
+        admitted: Budget | HTTPException
+        try:
+            admitted = stack.enter_context(_admitted(request, tokens, door=0))
+        except HTTPException as refusal:
+            admitted = refusal
+        yield admitted
+
+
+def _charge(request: Request, tokens: int, door: int = 1) -> None:
+    """The door (app.limits.RateLimit, on /api/*) took `door` tokens; take the rest of the
+    request's cost."""
     limiter = request.app.state.rate_limiter
-    if limiter is None or tokens <= 1:
+    if limiter is None or tokens <= door:
         return
     client = request.client.host if request.client else "unknown"
-    wait_s = limiter.acquire(client, tokens=tokens - 1)
+    wait_s = limiter.acquire(client, tokens=tokens - door)
     if wait_s > 0:
         retry_after = max(1, math.ceil(wait_s))
         raise HTTPException(

@@ -2,15 +2,20 @@
 
 FastAPI's default 422 body is a list of pydantic error objects; every API here promises
 `{"detail": "<sentence>"}` instead, so the page can show it as is. The sentence names the field
-(as a JSON path, e.g. `points[2][0]`) and the limit it broke. A request from one of the
-page's widgets (it sends `HX-Request: true`) gets the same sentence in the reader's terms
-instead: "Point 3's x", counting from 1 as the board and the coordinates box do.
+(as a JSON path, e.g. `points[2][0]`, with the item counted from 1 beside it: "point 3's x")
+and the limit it broke, in our words for every kind of error pydantic reports (never its own
+"Input should be …"), repeating at most a few dozen characters of what was sent. A request
+from one of the page's widgets (it sends `HX-Request: true`) gets the same sentence in the
+reader's terms instead: "Point 3's x", counting from 1 as the board and the coordinates box do.
 
 The app's exception handlers live here too, one per kind of failure:
   a reader's input the model cannot take   422, the exception's own sentence
                                            (models.errors.InvalidInput, whatever the family)
-  a model that cannot be served            503, `ModelUnavailable.sentence`
+  a model that cannot be served            503, `ModelUnavailable.sentence`, Retry-After
   a decode stopped by its budget           its status (503 over time, 499 client gone)
+  an HTTPException                         its status and sentence (`http_error`); Starlette's
+                                           bare phrase ("Not Found" for an /api address no
+                                           route has) becomes ours; a 503 says Retry-After
   anything else (a bug)                    500, logged with the request id; the reader gets
                                            a sentence naming that id, never the message
 Routes raise; they never catch to build an answer themselves.
@@ -19,7 +24,9 @@ Routes raise; they never catch to build an answer themselves.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -28,7 +35,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from app.compute import ComputeStopped
+from app.compute import BUSY_RETRY_AFTER_S, ComputeStopped
 from app.registry import ModelUnavailable
 from models.errors import InvalidInput
 
@@ -66,6 +73,14 @@ READER_FIELDS = {
     "lemma": "the word",
     "features": "the features",
     "text": "the sentence",
+    "language": "the language",
+    "samples": "the number of samples",
+    "seed": "the seed",
+    "step": "the step",
+    "city": "the city",
+    "layer": "the layer",
+    "head": "the head",
+    "mode": "the mode",
 }
 READER_ITEMS = {"points": "Point", "values": "Value", "scores": "Score", "labels": "Word"}
 
@@ -87,26 +102,103 @@ def reader_field(loc: Sequence[str | int]) -> str:
 
 
 def error_sentence(error: dict[str, Any], reader: bool = False) -> str:
-    """One pydantic error -> a sentence: JSON paths for API clients, the page's own words
-    for a reader (`reader=True`)."""
+    """One pydantic error -> a sentence: JSON paths for API clients (with the item counted
+    from 1 beside a list index), the page's own words for a reader (`reader=True`)."""
     kind = error.get("type", "")
     ctx = error.get("ctx") or {}
     loc = error.get("loc", ())
     field = field_path(loc)
-    if reader and field:
-        name = reader_field(loc)
-        return _capitalised(_sentence(kind, ctx, error, name, error.get("input")))
-    return _sentence(kind, ctx, error, f"`{field}`" if field else "", error.get("input"))
+    if reader:  # a model-wide validator's sentence (no field) is worded for readers too
+        name = reader_field(loc) if field else ""
+        sentence = _sentence(kind, ctx, error, name, error.get("input"), loc)
+        return _capitalised(in_reader_terms(sentence))
+    sentence = _sentence(kind, ctx, error, f"`{field}`" if field else "", error.get("input"), loc)
+    return counted_from_one(sentence, loc) if kind != "value_error" else sentence
 
 
 def _capitalised(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
-def _sentence(kind: str, ctx: dict[str, Any], error: dict[str, Any], field: str, value: Any) -> str:
-    """The sentence for one error; `field` is already quoted or worded for its audience."""
+def counted_from_one(sentence: str, loc: Sequence[str | int]) -> str:
+    """An API sentence about a list item says which item a reader would call it: "`points[2][0]`
+    must be at most 1; got 1.5 (point 3's x, counting from 1)." """
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    if len(parts) < 2 or not isinstance(parts[1], int) or not sentence.endswith("."):
+        return sentence
+    item = reader_field(loc)
+    if parts[0] not in READER_ITEMS:
+        item = f"item {parts[1] + 1}"
+    return f"{sentence[:-1]} ({item[:1].lower()}{item[1:]}, counting from 1)."
+
+
+BACKTICKED = re.compile(r"`([a-z_]+)`")
+
+
+def in_reader_terms(sentence: str) -> str:
+    """A validator's or a model's sentence, written for the API (`beam_width`), in the page's
+    words (the beam width)."""
+    return BACKTICKED.sub(lambda m: READER_FIELDS.get(m[1], m[1].replace("_", " ")), sentence)
+
+
+MAX_SHOWN = 40  # characters of a refused value a sentence repeats
+
+
+def shown(value: Any) -> str:
+    """A refused value as a sentence repeats it: short, whatever was sent."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int with more digits than Python turns into text
+        return "a number with thousands of digits"
+    if len(text) <= MAX_SHOWN:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[:24]}… ({size:,} characters)"
+
+
+def number_text(value: Any) -> str:
+    """A limit as a reader writes it: 1 for 1.0, 1000000 for 1e6."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+# What a list of each field holds, for "must be a list of …".
+LIST_OF = {
+    "points": "[x, y] pairs, e.g. [[0.1, 0.2], [0.8, 0.1], [0.5, 0.9]]",
+    "values": "numbers, e.g. [0.6, 0.1, 0.9]",
+    "scores": "numbers, e.g. [0.4, 1.2, 0.6]",
+    "labels": "words (JSON strings), one per score",
+}
+NUMBER_KINDS = ("float_type", "float_parsing", "int_type", "int_parsing", "decimal_parsing")
+OBJECT_KINDS = ("model_attributes_type", "model_type", "dict_type", "dataclass_type")
+BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "greater_than": ("greater than", "gt"),
+    "less_than_equal": ("at most", "le"),
+    "less_than": ("less than", "lt"),
+}
+
+
+def _sentence(
+    kind: str,
+    ctx: dict[str, Any],
+    error: dict[str, Any],
+    field: str,
+    value: Any,
+    loc: Sequence[str | int] = (),
+) -> str:
+    """The sentence for one error; `field` is already quoted or worded for its audience.
+    Every kind of error a request here can meet has its own words; any other gets a sentence
+    of ours too, never pydantic's message."""
+    got = shown(value)
+    name = next((str(part) for part in loc if isinstance(part, str) and part in LIST_OF), "")
     if kind == "json_invalid":
         return f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
+    if kind == "json_type":
+        return "The request body must be JSON text: send an object of this endpoint's fields."
     if kind == "missing":
         if not field:
             return "The request needs a JSON body."
@@ -114,34 +206,59 @@ def _sentence(kind: str, ctx: dict[str, Any], error: dict[str, Any], field: str,
         return f"The request needs a {field} field." if quoted else f"Give {field}."
     if kind == "extra_forbidden":
         return f"{field} is not a field this endpoint knows; remove it."
+    if kind in OBJECT_KINDS:
+        if not field:
+            return (
+                "The request body must be a JSON object of this endpoint's fields (/docs lists "
+                f"them); got {got}."
+            )
+        return f"{field} must be a JSON object; got {got}."
     if kind == "too_short":
-        return f"{field} needs at least {ctx.get('min_length')} items; it has {len(value)}."
+        count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
+        return f"{field} needs at least {ctx.get('min_length')} items; it has {count}."
     if kind == "too_long":
         count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
         return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
     if kind == "string_too_long":
-        return f"{field} must have at most {ctx.get('max_length')} characters; it has {len(value)}."
+        count = len(value) if hasattr(value, "__len__") else "more"
+        return f"{field} must have at most {ctx.get('max_length')} characters; it has {count}."
     if kind == "string_too_short":
         return f"{field} must have at least {ctx.get('min_length')} characters."
-    if kind in ("float_type", "float_parsing", "int_type", "int_parsing"):
-        return f"{field} must be a number; got {value!r}."
+    if kind == "string_pattern_mismatch":
+        return f"{field} must match the pattern {ctx.get('pattern')}; got {got}."
+    if kind in ("string_type", "string_unicode"):
+        return f"{field} must be text (a JSON string); got {got}."
+    if kind == "list_type":
+        if not field.startswith("`"):  # a reader's field is already "the list of points"
+            return f"{field} must be a list; got {got}."
+        return f"{field} must be a list of {LIST_OF.get(name, 'values')}; got {got}."
+    if kind == "tuple_type":
+        pair = "a pair of numbers [x, y]" if field.startswith("`") else "two numbers, x and y"
+        return f"{field} must be {pair}; got {got}."
+    if kind in ("bool_type", "bool_parsing"):
+        return f"{field} must be true or false (1 or 0 in an address); got {got}."
+    if kind == "int_from_float":
+        return f"{field} must be a whole number; got {got}."
+    if kind == "int_parsing_size":
+        return f"{field} must be a number of ordinary size; got one with thousands of digits."
+    if kind in NUMBER_KINDS:
+        return f"{field} must be a number; got {got}."
     if kind == "finite_number":
-        return f"{field} must be a finite number, not {value!r}."
-    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        words = {
-            "greater_than_equal": ("at least", "ge"),
-            "greater_than": ("greater than", "gt"),
-            "less_than_equal": ("at most", "le"),
-            "less_than": ("less than", "lt"),
-        }[kind]
-        return f"{field} must be {words[0]} {ctx.get(words[1])}; got {value!r}."
-    if kind == "literal_error":
-        return f"{field} must be {ctx.get('expected')}; got {value!r}."
+        return f"{field} must be a finite number, not {got}."
+    if kind in BOUNDS:
+        words, key = BOUNDS[kind]
+        return f"{field} must be {words} {number_text(ctx.get(key))}; got {got}."
+    if kind == "multiple_of":
+        return f"{field} must be a multiple of {number_text(ctx.get('multiple_of'))}; got {got}."
+    if kind in ("literal_error", "enum"):
+        return f"{field} must be {ctx.get('expected')}; got {got}."
     if kind == "value_error":
         # a validator's own sentence, without pydantic's "Value error, " prefix
         return str(ctx.get("error", error.get("msg", "")))
-    message = str(error.get("msg", "invalid value")).rstrip(".")
-    return f"{field}: {message}." if field else f"{message}."
+    if kind == "none_required":
+        return f"{field} must be left out (or null); got {got}."
+    subject = field or "The request"
+    return f"{subject} has a value this endpoint cannot use ({got}); /docs says what it takes."
 
 
 async def validation_error_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -219,12 +336,56 @@ def method_not_allowed(request: Request, exc: StarletteHTTPException) -> JSONRes
 
 
 async def reader_error_handler(request: Request, exc: Exception) -> JSONResponse:
-    return JSONResponse(status_code=422, content={"detail": str(exc)})
+    """The model's sentence; a widget's (`HX-Request`) in the page's words."""
+    detail = str(exc)
+    if request.headers.get("HX-Request") == "true":
+        detail = _capitalised(in_reader_terms(detail))
+    return JSONResponse(status_code=422, content={"detail": detail})
+
+
+# A model that cannot be served stays so until someone fixes its checkpoint: come back later.
+UNAVAILABLE_RETRY_AFTER_S = 60
 
 
 async def model_unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ModelUnavailable)
-    return JSONResponse(status_code=503, content={"detail": exc.sentence})
+    return JSONResponse(
+        status_code=503,
+        content={"detail": exc.sentence},
+        headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
+    )
+
+
+def http_error_sentence(request: Request, exc: StarletteHTTPException) -> str:
+    """An HTTPException's detail, or ours where it carries only Starlette's status phrase
+    ("Not Found" for an address no route has)."""
+    detail = exc.detail
+    try:
+        phrase = HTTPStatus(exc.status_code).phrase
+    except ValueError:  # a status of our own (499)
+        phrase = None
+    if not isinstance(detail, str) or detail != phrase:
+        return str(detail)
+    path = request.url.path
+    path = path if len(path) <= 60 else f"{path[:50]}…"
+    if exc.status_code == 404:
+        return (
+            f"There is no endpoint at {path}; the API's endpoints are listed at /docs "
+            "(and in /openapi.json)."
+        )
+    return f"The request to {path} cannot be answered ({detail.lower()}); see /docs."
+
+
+def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Any other HTTPException as JSON with a sentence; a 503 always says when to come back."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 503:
+        headers.setdefault("Retry-After", str(BUSY_RETRY_AFTER_S))
+    return JSONResponse(
+        status_code=exc.status_code,
+        content={"detail": http_error_sentence(request, exc)},
+        headers=headers or None,
+    )
 
 
 async def compute_stopped_handler(request: Request, exc: Exception) -> JSONResponse:

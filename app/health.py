@@ -60,4 +60,7 @@ def readyz(request: Request) -> JSONResponse:
     else:
         status = "degraded" if unavailable else "ready"
     readiness = Readiness(status=status, loaded=loaded, unavailable=unavailable, manifest=problem)
-    return JSONResponse(readiness.model_dump(), status_code=200 if status == "ready" else 503)
+    if status == "ready":
+        return JSONResponse(readiness.model_dump())
+    # a served model missing is not fixed by retrying soon: a restart or a deploy fixes it
+    return JSONResponse(readiness.model_dump(), status_code=503, headers={"Retry-After": "60"})

@@ -19,7 +19,12 @@ from app.assets import PLOTLY_JS, PLOTLY_URL, STATIC_DIR
 from app.content import ContentLibrary
 from app.docs import router as docs_router
 from app.entmax.router import router as entmax_router
-from app.errors import install_error_handlers, method_not_allowed, unparseable_body
+from app.errors import (
+    http_error,
+    install_error_handlers,
+    method_not_allowed,
+    unparseable_body,
+)
 from app.health import router as health_router
 from app.pages import router as pages_router
 from app.pointer.router import router as pointer_router
@@ -138,8 +143,11 @@ def install_not_found_page(app: FastAPI) -> None:
             return unreadable
         if exc.status_code == 405:
             return method_not_allowed(request, exc)
-        if exc.status_code != 404 or request.url.path.startswith("/api/"):
+        if exc.status_code < 200 or exc.status_code in (204, 304):  # no body allowed
             return await http_exception_handler(request, exc)
+        path = request.url.path
+        if exc.status_code != 404 or path == "/api" or path.startswith("/api/"):
+            return http_error(request, exc)  # JSON, with our sentence for a bare status
         return templates.TemplateResponse(
             request, "404.html", {"path": request.url.path}, status_code=404
         )

@@ -114,4 +114,17 @@ def test_the_page_draws_the_figures_state_in_its_address(site: TestClient) -> No
     assert rows is not None and rows.group(1).count("<tr") == 5
     # an address it cannot draw shows the example, and says why
     page = html.unescape(site.get(PAGE, params={"attn-city": "99"}).text)
-    assert "`city` must be one of the 20 cities" in page and "shows its example instead" in page
+    assert "The city must be one of the 20 cities" in page and "shows its example instead" in page
+
+
+def test_a_figure_sent_as_repeated_keys_is_priced_for_every_value() -> None:
+    """`points=x,y&points=x,y…` reaches the route as a list; its price must count them all
+    (a dict of the query would keep only the last one and price 100 cities as 1)."""
+    from starlette.requests import Request
+
+    from app.compute import pointer_cost, query_fields
+    from app.routing.requests import ReinforceFigure
+
+    cities = "&".join(f"points={i / 100:g},{(i * 37 % 100) / 100:g}" for i in range(100))
+    request = Request({"type": "http", "query_string": f"{cities}&samples=64".encode()})
+    assert ReinforceFigure.model_validate(query_fields(request)).cost() == pointer_cost(100, 65)

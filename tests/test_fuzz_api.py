@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import string
 from collections import Counter
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
+import jsonschema_rs
+import numpy as np
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, assume, given, settings
@@ -36,7 +40,8 @@ from app.entmax.requests import EntmaxRequest
 from app.errors import error_sentence
 from app.limits import RateLimiter
 from app.observability import ACCESS_LOGGER
-from app.pointer.requests import PointsRequest, ValuesRequest
+from app.pointer.requests import MAX_INPUTS, MIN_POINTS, PointsRequest, ValuesRequest
+from app.routing.requests import CITY_TEXT, ReinforceFigure
 from app.seq2seq.requests import (
     MAX_LEMMA_CHARS,
     MAX_SENTENCE_CHARS,
@@ -44,6 +49,19 @@ from app.seq2seq.requests import (
     InflectRequest,
     TranslateRequest,
 )
+from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.errors import InvalidInput
+from models.pointer_run import SERVED as SERVED_POINTER
+from models.pointer_run import decoders_of
+from models.pointer_run import resolve as pointer_resolve
+from models.seq2seq_run import SERVED as SERVED_SEQ2SEQ
+from models.seq2seq_run import check_readable, lemma_as_learned
+from models.seq2seq_run import resolve as seq2seq_resolve
+from models.tasks.inflection import LANGUAGES
+from models.tasks.inflection_vocab import InflectionVocab
+from models.tasks.translation import entry_corpus
+from models.tasks.translation_tokenizers import load_tokenizers
+from models.tasks.tsp import validate_points
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "6"))
 REQUESTS: Counter[str] = Counter()
@@ -135,18 +153,159 @@ FIELD_NAMES = ["scores", "alpha", "labels", "points", "values", "decoder", "beam
 FIELD_NAMES += ["model", "lemma", "language", "features", "text", "inference_alpha"]
 
 
+# pydantic's and Python's own words, which no sentence of ours passes on
+FOREIGN_WORDING = [
+    "Input should be",
+    "Field required",
+    "invalid literal",
+    "should have",
+    "Value error",
+]
+FOREIGN_WORDING += ["Extra inputs", "Unable to parse", "value is not a valid", "Exceeds the limit"]
+
+
 @pytest.mark.parametrize("model", REQUEST_MODELS, ids=lambda m: m.__name__)
-@given(payload=st.dictionaries(st.sampled_from(FIELD_NAMES), JSON_VALUES, max_size=6))
+@given(payload=st.dictionaries(st.sampled_from(FIELD_NAMES), JSON_VALUES, max_size=6) | JSON_VALUES)
 @settings(max_examples=100, deadline=None)
-def test_every_rejection_becomes_a_sentence(model: type[BaseModel], payload: dict) -> None:
-    """Whatever JSON arrives, a request model either accepts it or each of its errors turns
-    into a sentence for the reader (the 422 handler never fails itself)."""
+def test_every_rejection_becomes_a_sentence(model: type[BaseModel], payload: Any) -> None:
+    """Whatever JSON arrives (an object of the fields or any other value), a request model
+    either accepts it or each of its errors turns into a sentence of ours, for an API client
+    and for a reader alike (the 422 handler never fails itself, and never passes on
+    pydantic's wording)."""
     try:
         model.model_validate_json(json.dumps(payload))
     except ValidationError as exc:
         for error in exc.errors():
-            sentence = error_sentence(dict(error))
-            assert isinstance(sentence, str) and len(sentence) > 3
+            for reader in (False, True):
+                sentence = error_sentence(dict(error), reader=reader)
+                assert isinstance(sentence, str) and len(sentence) > 3
+                assert not any(words in sentence for words in FOREIGN_WORDING), sentence
+                assert len(sentence) < 600, sentence
+
+
+# ---- the schema states what the server enforces ----
+# Schemathesis (above, and `schemathesis run … --checks all`) finds a disagreement between the
+# schema and the server by chance; these state, for the limits that come from the trained models
+# (which cells and letters a language has, which characters a sentence may use, which model
+# takes which α and decoder), that a request the schema calls valid is one the server takes.
+
+
+def validator(model: type[BaseModel]) -> Any:
+    """The schema's validator as schemathesis uses it (jsonschema-rs: Rust's regex engine)."""
+    return jsonschema_rs.validator_for(model.model_json_schema())
+
+
+def inflection_accepts(payload: dict[str, Any]) -> bool:
+    """What POST /api/seq2seq/inflect does with the lemma, language and cell before decoding."""
+    try:
+        request = InflectRequest.model_validate(payload)
+        vocab = InflectionVocab.load()
+        lemma, _ = lemma_as_learned(SimpleNamespace(vocab=vocab), request.language, request.lemma)
+        vocab.encode_source(request.language, request.features, lemma)
+    except (ValidationError, InvalidInput):
+        return False
+    return True
+
+
+LEMMAS = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from("aAßéKİ \t"),
+    max_size=44,
+)
+
+
+@given(
+    lemma=LEMMAS,
+    language=st.sampled_from(list(LANGUAGES) + ["xx"]),
+    cell=st.sampled_from(["V;PST", "N;PL", "N;NOM;PL", "V;IND;PRS;1;SG", "ADJ;CMPR", "x"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_inflection_schema_takes_a_lemma_exactly_when_the_server_does(
+    lemma: str, language: str, cell: str
+) -> None:
+    payload = {"lemma": lemma, "language": language, "features": cell}
+    assert validator(InflectRequest).is_valid(payload) == inflection_accepts(payload), payload
+
+
+@given(data=st.data())
+@settings(max_examples=100, deadline=None)
+def test_every_lemma_the_schema_describes_is_one_the_server_takes(data: st.DataObject) -> None:
+    branch = data.draw(st.sampled_from(InflectRequest.model_json_schema()["oneOf"]))
+    properties = branch["properties"]
+    payload = {
+        "language": properties["language"]["const"],
+        "features": data.draw(st.sampled_from(properties["features"]["enum"])),
+        "lemma": data.draw(st.from_regex(properties["lemma"]["pattern"])),
+    }
+    assert validator(InflectRequest).is_valid(payload)
+    assert inflection_accepts(payload), payload
+
+
+@given(data=st.data())
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+def test_every_sentence_the_schema_describes_is_one_the_models_read(data: st.DataObject) -> None:
+    text_schema = TranslateRequest.model_json_schema()["properties"]["text"]
+    text = data.draw(
+        st.from_regex(text_schema["pattern"]).filter(lambda t: len(" ".join(t.split())) <= 200)
+    )
+    request = TranslateRequest(text=text)  # the sentence's size
+    for source in sentence_tokenizers():
+        check_readable(SimpleNamespace(source_sp=source), request.text)  # its characters
+
+
+def sentence_tokenizers() -> list[Any]:
+    manifest = read_manifest()
+    names = SERVED_SEQ2SEQ["translation"].values()
+    return [load_tokenizers(CHECKPOINT_DIR, entry_corpus(manifest[name]))[0] for name in names]
+
+
+ALPHAS = [0.5, 1, 1 + 1e-7, 1 + 2e-6, 1.25, 1.5, 1.5 - 1e-9, 2, 2.0000011, 3]
+
+
+def around(value: float) -> list[float]:
+    """`value` and its neighbouring floats: where a schema's bound and a tolerance part."""
+    return [math.nextafter(value, -math.inf), value, math.nextafter(value, math.inf)]
+
+
+@pytest.mark.parametrize("task", ["inflection", "translation"])
+def test_the_schema_takes_an_alpha_exactly_when_the_server_does(task: str) -> None:
+    request = InflectRequest if task == "inflection" else TranslateRequest
+    schema = request.model_json_schema()["properties"]["alpha"]
+    bounds = [b[key] for b in schema["anyOf"] for key in ("minimum", "maximum")]
+    for alpha in ALPHAS + [a for bound in bounds for a in around(bound)]:
+        try:
+            seq2seq_resolve(task, alpha)  # the trained α, within the server's tolerance
+            served = True
+        except InvalidInput:
+            served = False
+        assert jsonschema_rs.validator_for(schema).is_valid(alpha) == served, alpha
+
+
+@pytest.mark.parametrize("model", [None, *SERVED_POINTER["sort"], "pointer-hull"])
+@pytest.mark.parametrize("alpha", [None, 1.0, 1.5, 1 + 1e-9, 1 + 2e-9, 1.5 - 1e-12])
+@pytest.mark.parametrize("decoder", ["greedy", "beam", "sample", "symmetric"])
+def test_the_sort_schema_takes_a_model_alpha_and_decoder_exactly_when_the_server_does(
+    model: str | None, alpha: float | None, decoder: str
+) -> None:
+    payload = {"values": [0.3, 0.1], "model": model, "alpha": alpha, "decoder": decoder}
+    try:
+        _, name = pointer_resolve("sort", alpha, model)
+        served = decoder in decoders_of(name)
+    except InvalidInput:
+        served = False
+    assert validator(ValuesRequest).is_valid(payload) == served, payload
+
+
+@given(
+    cities=st.lists(st.from_regex(CITY_TEXT), min_size=MIN_POINTS, max_size=MAX_INPUTS, unique=True)
+)
+@settings(max_examples=100, deadline=None)
+def test_every_city_list_the_routing_schema_describes_is_one_the_server_takes(
+    cities: list[str],
+) -> None:
+    schema = ReinforceFigure.model_json_schema()["properties"]["points"]
+    assert jsonschema_rs.validator_for(schema).is_valid(cities)
+    figure = ReinforceFigure.model_validate({"points": cities})
+    validate_points(np.array(figure.points))  # distinct, and far enough apart
 
 
 COORDINATES = st.floats(0, 1, allow_nan=False).map(lambda v: round(v, 2))

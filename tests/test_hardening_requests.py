@@ -152,6 +152,7 @@ def test_readyz_is_503_for_an_empty_manifest(checkpoints: Path) -> None:
     assert ready.status_code == 503 and ready.json()["manifest"] == (
         "checkpoints/manifest.json lists no models"
     )
+    assert ready.headers["Retry-After"] == "60"  # every 503 says when to come back
 
 
 @pytest.mark.parametrize("fault", ["missing", "corrupt"])
@@ -561,9 +562,14 @@ def test_the_schema_lists_model_names_languages_and_distinct_points(client: Test
     assert set(checkpoints("sort")) == set(VALUE_ALPHAS)
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     points = schemas["PointsRequest"]["properties"]
-    assert points["alpha"]["enum"] == [1.0, None]
+    # the trained α values, each within resolve's tolerance (a range of floats), or null
+    for request, trained in (("PointsRequest", [1.0]), ("ValuesRequest", [1.0, 1.5])):
+        *ranges, null = schemas[request]["properties"]["alpha"]["anyOf"]
+        assert null == {"type": "null"}
+        assert [(r["minimum"], r["maximum"]) for r in ranges] == [
+            pytest.approx((alpha, alpha), abs=2e-9) for alpha in trained
+        ]
     assert points["points"]["uniqueItems"] is True
-    assert schemas["ValuesRequest"]["properties"]["alpha"]["enum"] == [1.0, 1.5, None]
     assert schemas["InflectRequest"]["properties"]["language"]["enum"] == list(LANGUAGES)
     assert points["beam_width"]["type"] == "integer"
 

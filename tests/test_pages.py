@@ -177,7 +177,10 @@ def test_unknown_pages_get_a_real_404_page_with_a_way_home(client: TestClient, p
 def test_unknown_api_routes_get_json_404s(client: TestClient) -> None:
     response = client.get("/api/nothing")
     assert response.status_code == 404
-    assert response.json() == {"detail": "Not Found"}
+    assert response.json() == {
+        "detail": "There is no endpoint at /api/nothing; the API's endpoints are listed at /docs "
+        "(and in /openapi.json)."
+    }
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 The playground's state is its request, app.entmax.requests.PlaygroundRequest: the form's
 fields, the query of GET /api/entmax/figure and, as `entmax-text`, `entmax-scores` and
 `entmax-alpha`, the page address, which the first render validates with the same model (the
-default sentence at α = 1.5 without one). The family figures are computed here with
+default sentence at α = 1.5 without one; `playground_address` reads it for the page's plan,
+app.widgets). The family figures are computed here with
 models.entmax and drawn as SVG on the server (app/entmax/figures.py), so they need no script.
 """
 
@@ -19,7 +20,7 @@ from app.entmax.figures import SIMPLEX_H, SIMPLEX_W, curve_figure, simplex_figur
 from app.entmax.requests import EXAMPLES, PLAYGROUND_PREFIX, SLIDER, PlaygroundRequest
 from app.entmax.service import compute_entmax, family_figures
 from app.errors import error_sentence
-from app.widgets import WidgetEnv, register_widget
+from app.widgets import AddressState, PageFigure, WidgetEnv, register_widget
 
 __all__ = ["EXAMPLES", "playground_view"]
 
@@ -49,6 +50,29 @@ def score_bar(score: float, p: float) -> dict[str, Any]:
         "clipped": abs(score) > SCORE_SPAN,
         "out": p == 0,
     }
+
+
+# The playground's state costs a page what it costs the API beyond the door's one token
+# (/api/entmax and its figure take no other): nothing. α-entmax of the most scores it takes
+# (512), with their bars, is ~10 ms of CPU (bench/prices.py), no model runs, so the page
+# draws it whatever the compute gate holds.
+PLAYGROUND_TOKENS = 0
+
+
+def playground_address(params: Mapping[str, Any], env: WidgetEnv) -> AddressState:
+    """The playground's state in the page address, validated by its request model and priced
+    (app.widgets plans the page with it)."""
+    address = params.get("url_state") or {}
+    if not address:
+        return AddressState()
+    fields = {key.removeprefix(PLAYGROUND_PREFIX): value for key, value in address.items()}
+    try:
+        figure = PlaygroundRequest.model_validate(fields)
+    except ValidationError as exc:
+        return AddressState(problem=error_sentence(exc.errors()[0], reader=True))
+    return AddressState(
+        state=figure, tokens=PLAYGROUND_TOKENS, asked=f"α-entmax of {len(figure.scores)} scores"
+    )
 
 
 def playground_view(figure: PlaygroundRequest, problem: str | None = None) -> dict[str, Any]:
@@ -82,16 +106,16 @@ def playground_view(figure: PlaygroundRequest, problem: str | None = None) -> di
     needs={"htmx", "js/hx-widgets.js", "js/entmax-playground.js", "css/entmax.css"},
     pure=True,
     url_keys=[f"{PLAYGROUND_PREFIX}{name}" for name in ("text", "scores", "alpha")],
+    address=playground_address,
 )
 def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     """The default example at α = 1.5, or the figure a shared address describes (the default,
-    with the sentence that says what was wrong, when it does not validate)."""
-    address = params.get("url_state") or {}
-    fields = {key.removeprefix(PLAYGROUND_PREFIX): value for key, value in address.items()}
-    try:
-        return playground_view(PlaygroundRequest.model_validate(fields))
-    except ValidationError as exc:
-        return playground_view(PlaygroundRequest(), error_sentence(exc.errors()[0], reader=True))
+    with the sentence that says what was wrong, when it does not validate), as the page's plan
+    has it (params["page_figure"], app.widgets)."""
+    planned: PageFigure = params.get("page_figure") or PageFigure()
+    if planned.drawn is not None:
+        return playground_view(planned.drawn)
+    return playground_view(PlaygroundRequest(), planned.address.problem or planned.note)
 
 
 @register_widget("entmax-family-figures", needs={"css/entmax.css"}, pure=True)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.compute import PricedRequest, pointer_cost
-from app.numbers import MAX_BEAM_WIDTH, JsonInt
+from app.numbers import MAX_BEAM_WIDTH, JsonInt, tolerated
+from models.errors import InvalidInput
 from models.pointer import MAX_SAMPLES
 from models.pointer_run import (  # the responses are the family's trace, declared once
+    SERVED,
     BestOfK,
     HullReference,
     HullResponse,
@@ -30,8 +33,11 @@ from models.pointer_run import (  # the responses are the family's trace, declar
     TspReference,
     TspResponse,
     checkpoints,
+    decoders_of,
     hypotheses,
+    resolve,
     served_names,
+    trained_alpha,
 )
 
 __all__ = [
@@ -53,6 +59,7 @@ MIN_POINTS = 3
 MIN_VALUES = 2
 MAX_INPUTS = 100
 MAX_SEED = 2**31 - 1
+MAX_NUMBER_CHARS = 40  # a number in an address longer than this is not read as one
 
 # strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
 Coordinate = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -118,13 +125,60 @@ class PointerDecodeOptions(PricedRequest):
         return hypotheses(self.decoder, self.beam_width, self.samples, n)
 
 
+def alpha_schema(tasks: tuple[Task, ...], model: str | None = None) -> dict[str, Any]:
+    """`alpha`'s schema: the trained values (of `model`, or of any model of the tasks), each
+    within the tolerance models.pointer_run.resolve allows, or null."""
+
+    def accepts(alpha: float) -> bool:
+        for task in tasks:
+            try:
+                resolve(task, alpha, model)
+                return True
+            except InvalidInput:
+                pass
+        return False
+
+    trained = {trained_alpha(model)} if model else {a for t in tasks for a in checkpoints(t)}
+    return {"anyOf": [*tolerated(trained, accepts)["anyOf"], {"type": "null"}]}
+
+
+def decoding_schema(*tasks: Task) -> Callable[[dict[str, Any]], None]:
+    """The schema's statement of which `model`, `alpha` and `decoder` go together for these
+    tasks (models.pointer_run.resolve and decode enforce it): one `oneOf` branch without a
+    model (the task's default for α, a Pointer Network) and one per served model, with the α
+    it was trained at and the decoders it offers."""
+    names = list(dict.fromkeys(name for task in tasks for name in SERVED[task]))
+    defaults = [name for task in tasks for name in checkpoints(task).values()]
+    chosen_by_alpha = sorted({decoder for name in defaults for decoder in decoders_of(name)})
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["oneOf"] = [
+            {"properties": {"model": {"type": "null"}, "decoder": {"enum": chosen_by_alpha}}},
+            *(
+                {
+                    "required": ["model"],
+                    "properties": {
+                        "model": {"const": name},
+                        "alpha": alpha_schema(tasks, name),
+                        "decoder": {"enum": list(decoders_of(name))},
+                    },
+                }
+                for name in names
+            ),
+        ]
+
+    return extra
+
+
 class PointsRequest(PointerDecodeOptions):
+    model_config = ConfigDict(json_schema_extra=decoding_schema("hull", "tsp"))
+
     alpha: float | None = Field(
         None,
         strict=True,
         allow_inf_nan=False,
         description="α of the pointer mapping; leave it out for the trained default",
-        json_schema_extra={"enum": [*POINT_ALPHAS, None]},
+        json_schema_extra=alpha_schema(("hull", "tsp")),
     )
     points: list[tuple[Coordinate, Coordinate]] = Field(
         min_length=MIN_POINTS,
@@ -155,13 +209,15 @@ class PointsRequest(PointerDecodeOptions):
 
 
 class ValuesRequest(PointerDecodeOptions):
+    model_config = ConfigDict(json_schema_extra=decoding_schema("sort"))
+
     alpha: float | None = Field(
         None,
         strict=True,
         allow_inf_nan=False,
         description="α of the pointer mapping: 1 softmax (the default) or 1.5, the sparse "
         "1.5-entmax pointer",
-        json_schema_extra={"enum": [*VALUE_ALPHAS, None]},
+        json_schema_extra=alpha_schema(("sort",)),
     )
     values: list[Value] = Field(
         min_length=MIN_VALUES,
@@ -207,10 +263,14 @@ def from_text(value: Any, pairs: bool) -> Any:
 
 
 def number_from_text(value: Any) -> Any:
-    """The address spells numbers as text: "4" -> 4, "1.5" -> 1.5; anything else as it is."""
+    """The address spells numbers as text: "4" -> 4, "1.5" -> 1.5; anything else as it is
+    (the field's own validation then refuses it). Only ASCII digits count: Python's int() also
+    reads "٣" as 3, which the JSON API refuses."""
+    if not isinstance(value, str) or not value.isascii() or len(value) > MAX_NUMBER_CHARS:
+        return value
     for kind in (int, float):
         try:
-            return kind(value) if isinstance(value, str) else value
+            return kind(value)
         except ValueError:
             pass
     return value

@@ -22,6 +22,29 @@ LAYERS, HEADS = 3, 8  # its encoder (models.attention_routing.Config)
 MAX_ROLLOUTS = 64
 
 
+# A city in the query as the schema states it: "x,y", each in [0, 1] with at most six decimals
+# and no trailing zero, so that two different texts are two cities at least 1e-6 apart (the
+# server refuses cities closer than 1e-9, models.tasks.tsp.validate_points). The server reads
+# more (any float text, "x y", several cities a value split by ";" or new lines); the schema
+# states a form every client can send, with `uniqueItems` meaning distinct cities.
+COORDINATE_TEXT = r"(?:0|1|0\.[0-9]{0,5}[1-9])"
+CITY_TEXT = rf"^{COORDINATE_TEXT},{COORDINATE_TEXT}(?!\n)$"
+
+
+def cities_in_the_query(schema: dict[str, Any]) -> None:
+    """The query's cities: one `points=x,y` per city (a nested list has no query form)."""
+    schema.clear()
+    schema.update(
+        type="array",
+        items={"type": "string", "pattern": CITY_TEXT},
+        minItems=MIN_POINTS,
+        maxItems=MAX_INPUTS,
+        uniqueItems=True,
+        description="distinct cities in the unit square, one `points=x,y` each",
+        examples=[["0.15,0.2", "0.85,0.1", "0.5,0.45", "0.9,0.8", "0.2,0.85"]],
+    )
+
+
 class CitiesFigure(PricedRequest):
     model_config = ConfigDict(extra="forbid")
 
@@ -30,6 +53,7 @@ class CitiesFigure(PricedRequest):
         max_length=MAX_INPUTS,
         description="distinct cities [x, y] in the unit square",
         examples=[[[0.15, 0.2], [0.85, 0.1], [0.5, 0.45], [0.9, 0.8], [0.2, 0.85]]],
+        json_schema_extra=cities_in_the_query,
     )
 
     _text = field_validator("points", mode="before")(lambda value: from_text(value, pairs=True))

@@ -1,16 +1,19 @@
 """routing-attention and routing-reinforce: the attention model's figures, drawn on the server
 from its answer for the state in the page address (keys `attn-…` and `rl-…`, validated by the
-figure's request model), so the page shows them before any script runs. htmx asks
+figure's request model and priced before any work by the page's plan, app.widgets: a state
+too heavy for a page shows the example with a sentence and a button, the form keeping the
+state), so the page shows them before any script runs. htmx asks
 GET /api/routing/{attention,reinforce} for each new state; static/js/routing-attention.js
 only redraws the attention lines for the city under the pointer or the keyboard focus."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
+from app.answer_cache import ANSWERS
 from app.errors import error_sentence
 from app.registry import ModelUnavailable
 from app.routing import service
@@ -23,7 +26,14 @@ from app.routing.requests import (
     ReinforceAnswer,
     ReinforceFigure,
 )
-from app.widgets import WidgetEnv, WidgetError, register_widget
+from app.widgets import (
+    AddressReader,
+    AddressState,
+    PageFigure,
+    WidgetEnv,
+    WidgetError,
+    register_widget,
+)
 from models.errors import InvalidInput
 
 ATTENTION, REINFORCE = "attn", "rl"  # the figures' keys in the page address
@@ -120,26 +130,45 @@ def reinforce_view(figure: ReinforceFigure, answer: ReinforceAnswer) -> dict[str
     }
 
 
-def from_address(
-    schema: type[AttentionFigure] | type[ReinforceFigure], prefix: str, address: Mapping[str, str]
-) -> tuple[Any, str | None]:
-    """The figure's state in the page address (its example when there is none), and why an
-    address that cannot be drawn was not."""
+Schema = type[AttentionFigure] | type[ReinforceFigure]
+View = Callable[[Any, Any], dict[str, Any]]
+
+
+def from_address(schema: Schema, prefix: str, address: Mapping[str, str]) -> AddressState:
+    """The figure's state in the page address, validated by its request model over the
+    example's cities and priced (app.widgets plans the page with it), or why an address that
+    cannot be drawn was not."""
     fields = {
         name.removeprefix(f"{prefix}-"): value
         for name, value in address.items()
         if name.startswith(f"{prefix}-")
     }
-    if fields:
-        try:
-            return schema.model_validate({"points": EXAMPLE} | fields), None
-        except ValidationError as exc:
-            problem = error_sentence(exc.errors()[0], reader=True)
-            return schema(points=EXAMPLE), f"{problem} The figure shows its example instead."
-    return schema(points=EXAMPLE), None
+    if not fields:
+        return AddressState()
+    try:
+        figure = schema.model_validate({"points": EXAMPLE} | fields)
+    except ValidationError as exc:
+        problem = error_sentence(exc.errors()[0], reader=True)
+        return AddressState(problem=f"{problem} The figure shows its example instead.")
+    cities = f"{len(figure.points)} cities"
+    if isinstance(figure, ReinforceFigure):
+        asked, run = (
+            f"{figure.samples} sampled tours over {cities}",
+            f"Sample {figure.samples} tours",
+        )
+    else:
+        asked, run = f"the encoder's attention over {cities}", "Draw the attention"
+    return AddressState(state=figure, tokens=figure.cost(), asked=asked, run=run)
 
 
-def url_keys(schema: type[AttentionFigure] | type[ReinforceFigure], prefix: str) -> set[str]:
+def address_reader(schema: Schema, prefix: str) -> AddressReader:
+    def read(params: Mapping[str, Any], env: WidgetEnv) -> AddressState:
+        return from_address(schema, prefix, params.get("url_state") or {})
+
+    return read
+
+
+def url_keys(schema: Schema, prefix: str) -> set[str]:
     return {f"{prefix}-{name}" for name in schema.model_fields}
 
 
@@ -152,23 +181,60 @@ def page_answer(env: WidgetEnv, compute: Any, figure: Any) -> Any:
         ) from exc
 
 
+def page_figure(
+    params: Mapping[str, Any], env: WidgetEnv, schema: Schema, compute: Any, view: View
+) -> dict[str, Any]:
+    """What the page render runs for the figure (params["page_figure"], app.widgets): the
+    address's state, or the example (its answer kept from an earlier render, ANSWERS) with
+    the sentence that says why; the form keeps a state the page did not run (`controls`), so
+    the sentence's button asks the API for it."""
+    planned: PageFigure = params.get("page_figure") or PageFigure()
+    problem = planned.address.problem
+    if planned.drawn is not None:
+        try:
+            figure = planned.drawn
+            return controls(view(figure, page_answer(env, compute(env.check), figure)), figure)
+        except InvalidInput as exc:
+            problem = f"{exc} The figure shows its example instead."
+    example = schema(points=EXAMPLE)
+    answer = ANSWERS.get(env.registry, example, lambda: page_answer(env, compute(None), example))
+    drawn = view(example, answer) | {"problem": problem or planned.note}
+    if planned.note and planned.address.state is not None:
+        return controls(drawn, planned.address.state) | {"page_run": planned.run}
+    return controls(drawn, example)
+
+
+def controls(view: dict[str, Any], state: Any) -> dict[str, Any]:
+    """The form's values: `state`'s layer, head, city or samples, seed, and its cities."""
+    points = "".join(f"{x:g}, {y:g}\n" for x, y in state.points)
+    return view | {"controls": state, "controls_points": points}
+
+
+def attention_compute(check: Any) -> Callable[[Any, AttentionFigure], AttentionAnswer]:
+    def compute(registry: Any, figure: AttentionFigure) -> AttentionAnswer:
+        if check is not None:  # one forward pass of the encoder: checked before it starts
+            check()
+        return service.attention(registry, figure)
+
+    return compute
+
+
+def reinforce_compute(check: Any) -> Callable[[Any, ReinforceFigure], ReinforceAnswer]:
+    def compute(registry: Any, figure: ReinforceFigure) -> ReinforceAnswer:
+        return service.reinforce(registry, figure, check)
+
+    return compute
+
+
 @register_widget(
     "routing-attention",
     needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
     pure=True,
     url_keys=url_keys(AttentionFigure, ATTENTION),
+    address=address_reader(AttentionFigure, ATTENTION),
 )
 def routing_attention_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    figure, problem = from_address(AttentionFigure, ATTENTION, params.get("url_state") or {})
-    try:
-        answer = page_answer(env, service.attention, figure)
-    except InvalidInput as exc:
-        figure, problem = (
-            AttentionFigure(points=EXAMPLE),
-            f"{exc} The figure shows its example instead.",
-        )
-        answer = page_answer(env, service.attention, figure)
-    return attention_view(figure, answer) | {"problem": problem}
+    return page_figure(params, env, AttentionFigure, attention_compute, attention_view)
 
 
 @register_widget(
@@ -176,19 +242,7 @@ def routing_attention_context(params: Mapping[str, Any], env: WidgetEnv) -> dict
     needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
     pure=True,
     url_keys=url_keys(ReinforceFigure, REINFORCE),
+    address=address_reader(ReinforceFigure, REINFORCE),
 )
 def routing_reinforce_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    figure, problem = from_address(ReinforceFigure, REINFORCE, params.get("url_state") or {})
-
-    def compute(registry: Any, state: ReinforceFigure) -> ReinforceAnswer:
-        return service.reinforce(registry, state, None)
-
-    try:
-        answer = page_answer(env, compute, figure)
-    except InvalidInput as exc:
-        figure, problem = (
-            ReinforceFigure(points=EXAMPLE),
-            f"{exc} The figure shows its example instead.",
-        )
-        answer = page_answer(env, compute, figure)
-    return reinforce_view(figure, answer) | {"problem": problem}
+    return page_figure(params, env, ReinforceFigure, reinforce_compute, reinforce_view)

@@ -4,18 +4,25 @@ the widgets offer, and the widgets' figure requests: a task's request plus how t
 chooses α and whether it compares (`InflectFigure`, `TranslateFigure`).
 
 Limits that depend on a trained model (languages, feature cells, lemma characters, trained α
-values) are checked by app.seq2seq.service against the checkpoints; the limits here are fixed.
+values, the characters a sentence may use) are checked by the family's entry point against the
+checkpoints; the limits here are fixed. The OpenAPI schema states both: the model-dependent
+ones are read from the checkpoints' vocabulary and tokenizers when the schema is built.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+import unicodedata
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.compute import PricedRequest, text_cost
-from app.numbers import MAX_BEAM_WIDTH, JsonInt
+from app.numbers import MAX_BEAM_WIDTH, JsonInt, tolerated
+from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.errors import InvalidInput
 from models.seq2seq_run import (  # the Trace the API answers, declared with the family's run
     DEFAULT_ALPHA,
     SERVED,
@@ -26,11 +33,15 @@ from models.seq2seq_run import (  # the Trace the API answers, declared with the
     Task,
     TranslateResponse,
     TranslationReference,
+    resolve,
 )
 from models.tasks.inflection import LANGUAGES
+from models.tasks.inflection_vocab import InflectionVocab
+from models.tasks.translation import entry_corpus
 from models.tasks.translation_serving import normalised_sentence
 from models.tasks.translation_tokenizers import MAX_SOURCE_CHARS as MAX_SENTENCE_CHARS
 from models.tasks.translation_tokenizers import MAX_SOURCE_WORDS as MAX_SENTENCE_WORDS
+from models.tasks.translation_tokenizers import load_tokenizers
 
 MAX_LEMMA_CHARS = 40
 MIN_INFERENCE_ALPHA, MAX_INFERENCE_ALPHA = 1.0, 2.0
@@ -71,9 +82,116 @@ class Seq2SeqDecodeOptions(PricedRequest):
     beam_width: JsonInt = Field(5, ge=1, le=MAX_BEAM_WIDTH, description="hypotheses kept per step")
 
 
+def trained_alphas(task: Task) -> dict[str, Any]:
+    """`alpha`'s schema: the trained values, each within the tolerance `resolve` allows."""
+
+    def accepts(alpha: float) -> bool:
+        try:
+            resolve(task, alpha)
+        except InvalidInput:
+            return False
+        return True
+
+    return tolerated(SERVED[task], accepts)
+
+
+# ---- the inflection cells and alphabets in the schema ----
+# Which cells a language has and which characters its lemmas may use come from the trained
+# vocabulary (checkpoints/seq2seq-inflect-vocab.json); the schema states them per language
+# (one `oneOf` branch each), as models.tasks.inflection_vocab.encode_source enforces them.
+def character_class(characters: list[str]) -> str:
+    """A regex class for these characters, as ranges of code points."""
+    codes = sorted(ord(ch) for ch in characters)
+    spans: list[list[int]] = []
+    for code in codes:
+        if spans and code == spans[-1][1] + 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+
+    def escaped(code: int) -> str:
+        if (chr(code).isalnum() and code < 0x80) or code > 0xFFFF:  # no regex syntax there
+            return chr(code)
+        return f"\\u{code:04x}"
+
+    parts = [escaped(a) if a == b else f"{escaped(a)}-{escaped(b)}" for a, b in spans]
+    return f"[{''.join(parts)}]"
+
+
+# Whitespace as str.isspace() and str.strip() know it, spelled out: regex engines' `\s`
+# differ (Rust's, which validates for schemathesis, leaves out U+001C-U+001F and U+0085).
+SPACE = character_class([chr(code) for code in range(0x3001) if chr(code).isspace()])
+NOT_SPACE = f"[^{SPACE[1:]}"
+LEMMA_SHAPE = rf"^{SPACE}*{NOT_SPACE}{{1,{MAX_LEMMA_CHARS}}}{SPACE}*$"  # one word, once stripped
+
+
+def lemma_characters(alphabet: str) -> list[str]:
+    """The characters a lemma may hold for a language with this alphabet: its own, and, for a
+    lower-case alphabet, every character whose lower case is in it (models.seq2seq_run.
+    lemma_as_learned reads "Go" as "go")."""
+    if any(ch.isupper() for ch in alphabet):
+        return sorted(set(alphabet))
+    known = set(alphabet)
+    return [ch for ch, lower in lower_cases() if set(lower) <= known]
+
+
+@functools.cache
+def lower_cases() -> tuple[tuple[str, str], ...]:
+    """(character, its lower case) for every character whose lower case is only letters."""
+    every = (chr(code) for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF)
+    return tuple((ch, ch.lower()) for ch in every if ch.lower().isalpha())
+
+
+@functools.cache
+def language_branches() -> tuple[dict[str, Any], ...]:
+    """One schema branch per trained language: its code, its cells, its lemma characters;
+    none when the vocabulary cannot be read (the service then refuses every lemma anyway)."""
+    try:
+        vocab = InflectionVocab.load()
+    except (OSError, ValueError, TypeError):
+        return ()
+
+    def lemma(language: str) -> str:
+        letters = character_class(lemma_characters(vocab.characters[language]))
+        return rf"^{SPACE}*{letters}{{1,{MAX_LEMMA_CHARS}}}{SPACE}*$"
+
+    return tuple(
+        {
+            "properties": {
+                "language": {"const": language},
+                "features": {"enum": cells},
+                "lemma": {"pattern": lemma(language)},
+            }
+        }
+        for language, cells in vocab.features.items()
+    )
+
+
+def inflection_schema(schema: dict[str, Any]) -> None:
+    branches = language_branches()
+    if branches:
+        schema["oneOf"] = list(branches)
+
+
 class InflectRequest(Seq2SeqDecodeOptions):
+    model_config = ConfigDict(json_schema_extra=inflection_schema)
+
+    alpha: float = Field(
+        DEFAULT_ALPHA,
+        strict=True,
+        allow_inf_nan=False,
+        description="picks the model trained with this α (attention and output), one of the "
+        "trained values (GET /api/seq2seq/options lists them)",
+        examples=[1.5],
+        json_schema_extra=trained_alphas("inflection"),
+    )
     lemma: str = Field(
-        description=f"the word to inflect, 1-{MAX_LEMMA_CHARS} characters", examples=["swim"]
+        description=f"the word to inflect: one word of 1-{MAX_LEMMA_CHARS} characters (spaces "
+        "around it are dropped), in the language's alphabet (GET /api/seq2seq/options lists "
+        "each language's characters)",
+        examples=["swim"],
+        # stated, not enforced by pydantic: lemma_length below says what is wrong in a sentence
+        json_schema_extra={"minLength": 1, "pattern": LEMMA_SHAPE},
     )
     language: str = Field(
         max_length=8,
@@ -102,11 +220,68 @@ class InflectRequest(Seq2SeqDecodeOptions):
         return text_cost(len(self.lemma), self.beam_width)
 
 
+def sentence_shape(word: str = NOT_SPACE) -> str:
+    """1-30 words of `word` characters, separated by whitespace (which the server collapses to
+    single spaces)."""
+    words = rf"{word}+(?:{SPACE}+{word}+){{0,{MAX_SENTENCE_WORDS - 1}}}"
+    return rf"^{SPACE}*{words}{SPACE}*$"
+
+
+@functools.cache
+def sentence_characters() -> str | None:
+    """The characters every served translation model reads as a piece of its own (its source
+    tokenizer's one-character pieces, unchanged by its NFKC normalisation): what
+    models.seq2seq_run.check_readable takes. None when a tokenizer cannot be read."""
+    try:
+        manifest = read_manifest()
+        tokenizers = {
+            load_tokenizers(CHECKPOINT_DIR, entry_corpus(manifest[name]))[0]
+            for name in SERVED["translation"].values()
+        }
+    except (OSError, KeyError, ValueError, RuntimeError):
+        return None
+    known: set[str] | None = None
+    for source in tokenizers:
+        pieces = {
+            piece
+            for i in range(source.get_piece_size())
+            if not (source.is_unknown(i) or source.is_control(i))
+            and len(piece := source.id_to_piece(i)) == 1
+            and piece != "▁"
+            and not piece.isspace()
+            and unicodedata.normalize("NFKC", piece) == piece
+        }
+        known = pieces if known is None else known & pieces
+    return "".join(sorted(known or ()))
+
+
+def sentence_schema(schema: dict[str, Any]) -> None:
+    """The sentence's schema: its shape, in the characters the models read. (No maxLength: the
+    server counts characters once whitespace is collapsed, which no JSON Schema keyword can
+    count; a maxLength on the text as sent refuses sentences the server takes.)"""
+    characters = sentence_characters()
+    word = character_class(list(characters)) if characters else NOT_SPACE
+    schema.update(minLength=1, pattern=sentence_shape(word))
+
+
 class TranslateRequest(Seq2SeqDecodeOptions):
+    alpha: float = Field(
+        DEFAULT_ALPHA,
+        strict=True,
+        allow_inf_nan=False,
+        description="picks the model trained with this α (attention and output), one of the "
+        "trained values (GET /api/seq2seq/options lists them)",
+        examples=[1.5],
+        json_schema_extra=trained_alphas("translation"),
+    )
     text: str = Field(
         description=f"an English sentence: 1-{MAX_SENTENCE_WORDS} words, at most "
-        f"{MAX_SENTENCE_CHARS} characters",
+        f"{MAX_SENTENCE_CHARS} characters once runs of whitespace are one space, in characters "
+        "the models were trained on",
         examples=["Could not open the file."],
+        # stated, not enforced by pydantic: normalised_sentence and the model's check say what
+        # is wrong in a sentence
+        json_schema_extra=sentence_schema,
     )
 
     @field_validator("text")

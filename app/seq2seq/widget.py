@@ -8,6 +8,11 @@ render validates with the same model. Addresses written before that (`inflect.be
 So a shared link and a form submitted without script show the same figure as the live widget,
 drawn by templates/partials/seq2seq/figure.html. Every example button carries the default
 model's answer with its verdict (✓ / ✗), so right and wrong answers are both in view.
+
+A page render prices the address's figure with its `cost()` before decoding it
+(`seq2seq_address`, planned with the page by app.widgets): a figure too heavy for a page (even
+greedy, a 200-character sentence draws half a megabyte, so there is no lighter decode) shows the
+example with a sentence, and the form keeps the address's state for the sentence's button.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from app.seq2seq.requests import (
     TranslateFigure,
     field_names,
 )
-from app.widgets import WidgetEnv, WidgetError, register_widget
+from app.widgets import (
+    AddressReader,
+    AddressState,
+    PageFigure,
+    WidgetEnv,
+    WidgetError,
+    register_widget,
+)
 from models.errors import InvalidInput
 from models.seq2seq_run import SERVED, run
 
@@ -163,27 +175,83 @@ def alpha_stops(models: list[ModelOption]) -> list[dict[str, Any]]:
     ]
 
 
-def widget_context(
-    env: WidgetEnv, params: Mapping[str, Any], task: Task, options: Any
-) -> dict[str, Any]:
-    """Controls and figure for the default example, or for the figure the page address holds."""
+def default_fields(options: Any) -> dict[str, Any]:
+    """The figure's default: the first example, with the trained default α."""
     try:
         alpha = service.default_alpha(options.models)
     except ModelUnavailable as exc:
         raise WidgetError(exc.sentence, f"python -m models.train {exc.name}") from exc
     first = options.examples[0].model_dump(exclude={"label", "why"})
-    default = {**first, "alpha": alpha, "base_alpha": alpha, "inference_alpha": alpha}
+    return {**first, "alpha": alpha, "base_alpha": alpha, "inference_alpha": alpha}
+
+
+def address_fields(task: Task, params: Mapping[str, Any]) -> dict[str, str]:
     prefix = f"{PREFIX[task]}."
-    fields = {k.removeprefix(prefix): v for k, v in (params.get("url_state") or {}).items()}
+    return {k.removeprefix(prefix): v for k, v in (params.get("url_state") or {}).items()}
+
+
+def task_options(env: WidgetEnv, task: Task) -> Any:
+    options = service.options(env.registry)
+    return options.inflection if task == "inflection" else options.translation
+
+
+def figure_state(figure: FigureOptions) -> AddressState:
+    """A figure's state from the address, priced, in the reader's words; no lighter decode
+    (even greedy, a long sentence's figure is over half a megabyte): a figure too heavy for
+    the page shows the example."""
+    if isinstance(figure, InflectFigure):
+        source, noun = figure.lemma, "lemma"
+    else:
+        source, noun = getattr(figure, "text", ""), "sentence"
+    compared = " with every trained α side by side" if figure.compare else ""
+    return AddressState(
+        state=figure,
+        tokens=figure.cost(),
+        asked=f"beam search (width {figure.beam_width}){compared} on a {len(source)}-character "
+        f"{noun}",
+        run=f"Run beam search (width {figure.beam_width})"
+        + (" for every α" if figure.compare else ""),
+        unrun="the example",
+    )
+
+
+def seq2seq_address(task: Task) -> AddressReader:
+    def read(params: Mapping[str, Any], env: WidgetEnv) -> AddressState:
+        """The figure's state in the page address, validated by its figure request over the
+        default and priced (app.widgets plans the page with it)."""
+        if not (fields := address_fields(task, params)):
+            return AddressState()
+        figure, problem = address_figure(
+            FIGURE[task], default_fields(task_options(env, task)), fields
+        )
+        if problem is not None:
+            return AddressState(problem=reason(problem))
+        return figure_state(figure)
+
+    return read
+
+
+def widget_context(
+    env: WidgetEnv, params: Mapping[str, Any], task: Task, options: Any
+) -> dict[str, Any]:
+    """Controls and figure for the default example, or for the figure the page address holds
+    (what the page render runs for it, params["page_figure"]: the state, or nothing, when
+    it is too heavy for the page, and the controls keep the state for the note's button)."""
+    default = default_fields(options)
+    alpha = default["alpha"]
+    fields = address_fields(task, params)
+    planned: PageFigure = params.get("page_figure") or PageFigure()
     figure, problem = address_figure(FIGURE[task], default, fields)
     drawn: dict[str, Any] = {"single": None, "columns": None}
+    note = None
     try:
         if problem is not None:
             raise problem
-        if fields:
-            drawn = figure_view(env.registry, figure)
+        if fields and planned.drawn is not None:
+            drawn = figure_view(env.registry, planned.drawn, env.check)
         else:  # the default figure is decoded once per checkpoint
-            first_request = figure.columns()[0]
+            note = planned.note if fields else None
+            first_request = FIGURE[task].model_validate(default).columns()[0]
             drawn["single"] = service.result_view(
                 service.cached_default(env.registry, first_request)
             )["view"]  # type: ignore[arg-type]
@@ -197,6 +265,8 @@ def widget_context(
         **controls(task, figure),
         "figure": drawn,
         "problem": problem,
+        "page_note": note,
+        "page_run": planned.run if note else None,
         "notes": NOTES,
         "alpha": alpha,
         "stops": stops,
@@ -257,7 +327,13 @@ def address_keys(task: Task) -> list[str]:
     return [f"{PREFIX[task]}.{name}" for name in names if name != "example"]
 
 
-@register_widget("seq2seq-inflect", needs=NEEDS, pure=True, url_keys=address_keys("inflection"))
+@register_widget(
+    "seq2seq-inflect",
+    needs=NEEDS,
+    pure=True,
+    url_keys=address_keys("inflection"),
+    address=seq2seq_address("inflection"),
+)
 def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).inflection
     if not options.languages:
@@ -275,7 +351,13 @@ def inflection_labels(options: Any) -> dict[str, Any]:
     }
 
 
-@register_widget("seq2seq-translate", needs=NEEDS, pure=True, url_keys=address_keys("translation"))
+@register_widget(
+    "seq2seq-translate",
+    needs=NEEDS,
+    pure=True,
+    url_keys=address_keys("translation"),
+    address=seq2seq_address("translation"),
+)
 def translate_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).translation
     return widget_context(env, params, "translation", options)

@@ -48,4 +48,8 @@
     const found = parts(event);
     if (found) show(found, "The server could not be reached; try again.");
   });
+  // A page render that did not run the state in its address draws a sentence with a button that
+  // sends the widget's form, which holds that state, to the API (app/widgets, PageFigure). It
+  // needs script, so script shows it (the scripts are deferred: the page is parsed by now).
+  for (const button of document.querySelectorAll("[data-run-state]")) button.hidden = false;
 })();
