@@ -49,8 +49,12 @@ UNIQUE = re.compile(r"(s2s|pb-hm)-[0-9a-f]{8}|decoded in [0-9.]+ ms")
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[TestClient]:
-    with TestClient(create_app()) as client:
-        yield client
+    """The site, with a deadline long enough for the heaviest allowed decode on a machine busy
+    with the rest of the suite (the button's beam-16 α comparison takes ~1 s alone)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PAPERTRACE_COMPUTE_DEADLINE_S", "30")
+        with TestClient(create_app()) as client:
+            yield client
 
 
 def figure(html: str, figure_id: str) -> str:
