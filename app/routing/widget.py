@@ -226,23 +226,20 @@ def reinforce_compute(check: Any) -> Callable[[Any, ReinforceFigure], ReinforceA
     return compute
 
 
-@register_widget(
-    "routing-attention",
-    needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
-    pure=True,
-    url_keys=url_keys(AttentionFigure, ATTENTION),
-    address=address_reader(AttentionFigure, ATTENTION),
-)
-def routing_attention_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    return page_figure(params, env, AttentionFigure, attention_compute, attention_view)
+def register_figure(name: str, schema: Any, prefix: str, compute: Any, view: Any) -> None:
+    """Widget `name`: the figure drawn for its state in the page address (keys `prefix-…`)."""
+
+    def context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
+        return page_figure(params, env, schema, compute, view)
+
+    register_widget(
+        name,
+        needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
+        pure=True,
+        url_keys=url_keys(schema, prefix),
+        address=address_reader(schema, prefix),
+    )(context)
 
 
-@register_widget(
-    "routing-reinforce",
-    needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
-    pure=True,
-    url_keys=url_keys(ReinforceFigure, REINFORCE),
-    address=address_reader(ReinforceFigure, REINFORCE),
-)
-def routing_reinforce_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
-    return page_figure(params, env, ReinforceFigure, reinforce_compute, reinforce_view)
+register_figure("routing-attention", AttentionFigure, ATTENTION, attention_compute, attention_view)
+register_figure("routing-reinforce", ReinforceFigure, REINFORCE, reinforce_compute, reinforce_view)

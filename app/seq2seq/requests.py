@@ -173,18 +173,23 @@ def inflection_schema(schema: dict[str, Any]) -> None:
         schema["oneOf"] = list(branches)
 
 
-class InflectRequest(Seq2SeqDecodeOptions):
-    model_config = ConfigDict(json_schema_extra=inflection_schema)
-
-    alpha: float = Field(
+def alpha_field(task: str) -> Any:
+    """The request's α, which picks the model trained with it for `task`."""
+    return Field(
         DEFAULT_ALPHA,
         strict=True,
         allow_inf_nan=False,
         description="picks the model trained with this α (attention and output), one of the "
         "trained values (GET /api/seq2seq/options lists them)",
         examples=[1.5],
-        json_schema_extra=trained_alphas("inflection"),
+        json_schema_extra=trained_alphas(task),
     )
+
+
+class InflectRequest(Seq2SeqDecodeOptions):
+    model_config = ConfigDict(json_schema_extra=inflection_schema)
+
+    alpha: float = alpha_field("inflection")
     lemma: str = Field(
         description=f"the word to inflect: one word of 1-{MAX_LEMMA_CHARS} characters (spaces "
         "around it are dropped), in the language's alphabet (GET /api/seq2seq/options lists "
@@ -265,15 +270,7 @@ def sentence_schema(schema: dict[str, Any]) -> None:
 
 
 class TranslateRequest(Seq2SeqDecodeOptions):
-    alpha: float = Field(
-        DEFAULT_ALPHA,
-        strict=True,
-        allow_inf_nan=False,
-        description="picks the model trained with this α (attention and output), one of the "
-        "trained values (GET /api/seq2seq/options lists them)",
-        examples=[1.5],
-        json_schema_extra=trained_alphas("translation"),
-    )
+    alpha: float = alpha_field("translation")
     text: str = Field(
         description=f"an English sentence: 1-{MAX_SENTENCE_WORDS} words, at most "
         f"{MAX_SENTENCE_CHARS} characters once runs of whitespace are one space, in characters "
