@@ -2,13 +2,22 @@
 
 The public functions take the kernels on CPU float tensors; `set_backend("torch")` gives the torch
 path on the same inputs, so each test can compare the two.
+
+Every test runs twice: with one torch thread, and with two, where the kernels split rows among
+threads (`_forward_parallel` cuts the rows into one chunk per thread; `_backward_parallel` takes
+them by `prange`). In the two-thread run the size below which the kernels stay serial is set to
+0, so even a test's few rows take the threaded path, and the row counts are odd, so the chunks
+are uneven: a chunking slip that leaves a row uncomputed, or computes one twice into another's
+place, fails the comparisons.
 """
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 import entmax as reference
+import numba
 import numpy as np
 import pytest
 import torch
@@ -20,6 +29,52 @@ from models.entmax import entmax, entmax_loss, entmax_with_tau, set_backend
 ALPHAS = [1.01, 1.25, 1.33, 1.5, 1.75, 2.0, 2.5, 3.0]
 WIDTHS = [1, 2, 3, 7, 8, 9, 30, 64, 65, 257, 1000, 4099]
 TOL = {torch.float64: 1e-12, torch.float32: 2e-6}
+
+
+@functools.cache
+def parallel_available() -> bool:
+    """Whether numba runs a parallel loop here on two threads or more (a thread-safe layer
+    loads), probed apart from the kernels: a threaded kernel that fails must fail its tests,
+    not pass for a machine without the layer."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return False
+
+    @numba.njit(parallel=True)
+    def probe(n):
+        total = 0
+        for i in numba.prange(n):
+            total += i
+        return total
+
+    try:
+        return probe(10) == 45
+    except Exception:  # numba raises its own errors when no threading layer loads
+        return False
+
+
+def test_the_threaded_kernels_run_wherever_numba_runs_parallel_loops():
+    """`_parallel_works` turns the threaded kernels off, with a warning, where no thread-safe
+    layer loads; here one does, so a threaded kernel that cannot run is a failure."""
+    if not parallel_available():
+        pytest.skip("numba runs no parallel loop on two threads here")
+    assert entmax_kernels._parallel_works()
+
+
+@pytest.fixture(autouse=True, params=[1, 2], ids=["1-thread", "2-threads"])
+def torch_threads(request, monkeypatch):
+    """Each test with 1 and with 2 torch threads (the kernels follow torch's count); with 2,
+    the threaded kernels take every input of more than one row."""
+    threads = request.param
+    if threads > 1 and not parallel_available():
+        pytest.skip("the parallel kernels need two numba threads and a thread-safe layer")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    if threads > 1:
+        monkeypatch.setattr(entmax_kernels, "_PARALLEL_MIN_ENTRIES", 0)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(previous)
 
 
 @contextmanager
@@ -55,7 +110,7 @@ def assert_same(ours: torch.Tensor, theirs: torch.Tensor, dtype: torch.dtype) ->
 def test_kernel_matches_torch_path_and_reference(alpha, dtype):
     gen = torch.Generator().manual_seed(int(alpha * 100))
     for width in WIDTHS:
-        x = (torch.randn(6, width, generator=gen, dtype=torch.float64) * 3).to(dtype)
+        x = (torch.randn(7, width, generator=gen, dtype=torch.float64) * 3).to(dtype)
         p, tau = entmax_with_tau(x, alpha)
         p_torch, tau_torch = torch_path(x, alpha)
         assert_same(p, p_torch, dtype)
@@ -71,14 +126,14 @@ def adversarial_rows(dtype: torch.dtype) -> dict[str, torch.Tensor]:
         "two-way tie at the top": torch.tensor([[5.0, 5.0, 1.0, 0.0, -1.0]], dtype=dtype),
         "ascending (every entry a candidate when first read)": ascending.unsqueeze(0),
         "descending": ascending.flip(0).unsqueeze(0),
-        "huge scale": torch.randn(4, 300, dtype=torch.float64).to(dtype) * 1e6,
-        "tiny scale": torch.randn(4, 300, dtype=torch.float64).to(dtype) * 1e-7,
+        "huge scale": torch.randn(5, 300, dtype=torch.float64).to(dtype) * 1e6,
+        "tiny scale": torch.randn(5, 300, dtype=torch.float64).to(dtype) * 1e-7,
         "one finite entry": torch.tensor([[-torch.inf, 2.0, -torch.inf, -torch.inf]], dtype=dtype),
         "masked half": torch.cat(
             [torch.randn(3, 40, dtype=dtype), torch.full((3, 40), -torch.inf, dtype=dtype)], 1
         ),
         "spike over a plateau": torch.cat(
-            [torch.full((2, 1), 10.0, dtype=dtype), torch.ones(2, 2000, dtype=dtype)], 1
+            [torch.full((3, 1), 10.0, dtype=dtype), torch.ones(3, 2000, dtype=dtype)], 1
         ),
     }
 
@@ -102,12 +157,16 @@ def test_ties_share_equally_and_masks_are_exact_zeros():
         assert p[0, 3] == 0
 
 
+@pytest.mark.parametrize("masked_row", [0, 1, 2])
 @pytest.mark.parametrize("alpha", [1.5, 2.0, 1.3])
-def test_all_masked_row_raises(alpha):
+def test_all_masked_row_raises(alpha, masked_row):
+    """Whichever row it is: with two threads the first, the chunk edge and the last row."""
     x = torch.randn(3, 70)
-    x[1] = -torch.inf
+    x[masked_row] = -torch.inf
     with pytest.raises(ValueError, match="every score equal to -inf"):
         entmax(x, alpha)
+    with pytest.raises(ValueError, match="every score equal to -inf"):
+        entmax_loss(x, torch.zeros(3, dtype=torch.long), alpha)
 
 
 @pytest.mark.parametrize("alpha", [1.2, 1.5, 2.0, 2.5])
@@ -120,8 +179,8 @@ def test_gradcheck_on_the_kernel_path(alpha, width):
 
 @pytest.mark.parametrize("alpha", [1.33, 1.5, 2.0])
 def test_kernel_backward_equals_torch_path_backward(alpha):
-    x = torch.randn(16, 500, dtype=torch.float64) * 3
-    w = torch.randn(16, 500, dtype=torch.float64)
+    x = torch.randn(17, 500, dtype=torch.float64) * 3
+    w = torch.randn(17, 500, dtype=torch.float64)
     grads = []
     for name in ("compiled", "torch"):
         leaf = x.clone().requires_grad_()
@@ -135,7 +194,7 @@ def test_kernel_backward_equals_torch_path_backward(alpha):
 def test_a_recorded_gradient_takes_one_kernel_node_for_any_leading_shape(alpha):
     """With a gradient to record, `entmax` on the last dim is one autograd node (no reshapes,
     no τ), for 1-D to 3-D inputs, with the torch path's gradient."""
-    for shape in [(30,), (4, 30), (2, 3, 70)]:
+    for shape in [(30,), (5, 30), (3, 3, 70)]:
         x = torch.randn(*shape, dtype=torch.float64) * 2
         w = torch.randn(*shape, dtype=torch.float64)
         grads = []
@@ -153,8 +212,8 @@ def test_a_recorded_gradient_takes_one_kernel_node_for_any_leading_shape(alpha):
 
 @pytest.mark.parametrize("alpha", [1.5, 2.0, 1.25])
 def test_losses_on_both_paths_agree(alpha):
-    x = torch.randn(40, 300, dtype=torch.float64) * 2
-    y = torch.randint(0, 300, (40,))
+    x = torch.randn(41, 300, dtype=torch.float64) * 2
+    y = torch.randint(0, 300, (41,))
     values = []
     for name in ("compiled", "torch"):
         leaf = x.clone().requires_grad_()
@@ -166,17 +225,81 @@ def test_losses_on_both_paths_agree(alpha):
     torch.testing.assert_close(values[0][1], values[1][1], atol=1e-12, rtol=1e-12)
 
 
-def test_threads_split_rows_and_agree_with_one_thread():
-    z = np.random.default_rng(0).standard_normal((64, 2000)).astype(np.float32)
+def test_threads_split_rows_and_agree_with_one_thread(torch_threads):
+    """Above the size where the kernels go parallel by themselves (65 rows of 2,000: 130,000
+    entries), two threads give every row exactly what one thread gives."""
+    if not parallel_available():
+        pytest.skip("the parallel kernels need two numba threads and a thread-safe layer")
+    z = np.random.default_rng(0).standard_normal((65, 2000)).astype(np.float32)
+    assert z.size >= 1 << 15  # entmax_kernels._PARALLEL_MIN_ENTRIES, unpatched
     for alpha in (1.5, 2.0, 1.4):
+        p2, tau2, _ = entmax_kernels.forward(z, alpha, threads=2)  # first: fresh memory
         p1, tau1, _ = entmax_kernels.forward(z, alpha, threads=1)
-        p2, tau2, _ = entmax_kernels.forward(z, alpha, threads=2)
         np.testing.assert_array_equal(p1, p2)
         np.testing.assert_array_equal(tau1, tau2)
-        g = np.ones_like(p1)
+        g = np.random.default_rng(1).standard_normal(p1.shape).astype(np.float32)
         np.testing.assert_array_equal(
-            entmax_kernels.backward(p1, g, alpha, 1), entmax_kernels.backward(p1, g, alpha, 2)
+            entmax_kernels.backward(p1, g, alpha, 2), entmax_kernels.backward(p1, g, alpha, 1)
         )
+
+
+@pytest.mark.parametrize("rows", [2, 3, 5, 7, 33])
+@pytest.mark.parametrize("width", [5, 64, 301])
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 1.4])
+def test_every_row_is_computed_once_whatever_the_split(monkeypatch, rows, width, alpha):
+    """Row counts that two threads cannot share evenly, through the threaded kernels (forward,
+    the loss's forward and backward), row for row against the serial kernels: a chunk that
+    stops one row short, starts one late or overlaps its neighbour leaves a row of stale memory
+    or a wrong masked count."""
+    if not parallel_available():
+        pytest.skip("the parallel kernels need two numba threads and a thread-safe layer")
+    monkeypatch.setattr(entmax_kernels, "_PARALLEL_MIN_ENTRIES", 0)
+    launches = []
+    parallel = entmax_kernels._forward_parallel
+
+    def counted(*args):
+        launches.append(args[-1])  # the number of chunks
+        return parallel(*args)
+
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", counted)
+    gen = np.random.default_rng(rows * 1000 + width)
+    z = gen.standard_normal((rows, width)) * 3
+    target = gen.integers(0, width, rows)
+    grad = gen.standard_normal((rows, width))
+    p2, tau2, masked2 = entmax_kernels.forward(z, alpha, threads=2)
+    q2, loss2, _ = entmax_kernels.fenchel_young(z, target, alpha, threads=2)
+    assert launches == [2, 2]
+    p1, tau1, masked1 = entmax_kernels.forward(z, alpha, threads=1)
+    q1, loss1, _ = entmax_kernels.fenchel_young(z, target, alpha, threads=1)
+    assert masked2 == masked1 == 0
+    np.testing.assert_array_equal(p2, p1)
+    np.testing.assert_array_equal(tau2, tau1)
+    np.testing.assert_array_equal(q2, p1)
+    np.testing.assert_array_equal(loss2, loss1)
+    np.testing.assert_allclose(p2.sum(-1), np.ones(rows), atol=1e-12)
+    np.testing.assert_array_equal(
+        entmax_kernels.backward(p1, grad, alpha, 2), entmax_kernels.backward(p1, grad, alpha, 1)
+    )
+    # every masked row is counted, wherever the chunks' edges fall
+    z[::2] = -np.inf
+    assert entmax_kernels.forward(z, alpha, threads=2)[2] == (rows + 1) // 2
+
+
+def test_the_two_thread_runs_take_the_threaded_kernels(torch_threads, monkeypatch):
+    """The fixture's two-thread run really exercises `_forward_parallel` through the public
+    functions (entmax, its loss and its backward), not the serial kernels."""
+    launches = []
+    parallel = entmax_kernels._forward_parallel
+
+    def counted(*args):
+        launches.append(args[-1])
+        return parallel(*args)
+
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", counted)
+    x = torch.randn(5, 30, dtype=torch.float64, requires_grad=True)
+    entmax(x, 1.5).sum().backward()
+    entmax_loss(x, torch.zeros(5, dtype=torch.long), 2.0)
+    assert launches == ([2, 2] if torch_threads == 2 else [])
 
 
 def test_dispatch_takes_the_kernels_only_for_cpu_float_rows():

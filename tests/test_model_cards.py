@@ -132,3 +132,122 @@ def test_every_live_figure_links_to_its_card() -> None:
 def test_an_unknown_paper_has_no_cards() -> None:
     with TestClient(create_app()) as site:
         assert site.get("/papers/no-such-paper/models").status_code == 404
+
+
+# --- the cards' computed words, on either side of each threshold ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (None, "—"),
+        (29, "0 min"),
+        (3540, "59 min"),  # just under an hour: minutes only
+        (3570, "1 h 00 min"),  # 59.5 minutes round to the hour
+        (3600, "1 h 00 min"),
+        (3660, "1 h 01 min"),
+        (7260, "2 h 01 min"),
+        (36000 + 59 * 60, "10 h 59 min"),
+    ],
+)
+def test_wall_time_reads_in_minutes_below_an_hour_and_in_hours_from_it(
+    seconds: float | None, shown: str
+) -> None:
+    assert model_cards.minutes(seconds) == shown
+
+
+@pytest.mark.parametrize("slug", sorted(SERVED))
+def test_a_cards_summary_counts_its_runs_in_the_right_number(
+    slug: str, pages: dict[str, str]
+) -> None:
+    for name in SERVED[slug]:
+        card = card_html(pages[slug], name)
+        runs = len(ancestry(MANIFEST[name], CHECKPOINTS)) + 1
+        words = "1 run," if runs == 1 else f"{runs} runs,"
+        assert re.search(rf"training steps in {words} [^<]* of wall time in all\.", card), name
+        assert ("This command runs the last step only" in card) is (runs > 1), name
+
+
+@pytest.mark.parametrize(
+    ("replay", "shown"),
+    [
+        (
+            {"cells_wrong_before": 1234, "from": ["a"], "copies": 2},
+            "1,234 cells that 1 earlier model got wrong, ×2 more",
+        ),
+        (
+            {"cells_wrong_before": 1234, "from": ["a", "b", "c"], "copies": 4},
+            "1,234 cells that 3 earlier models got wrong, ×4 more",
+        ),
+        (
+            {"pairs_wrong_before": 56, "from": "a", "copies": 1},
+            "56 pairs that 1 earlier model got wrong, ×1 more",
+        ),
+        (None, "—"),
+    ],
+)
+def test_the_replay_column_says_cells_or_pairs_and_one_model_or_several(
+    replay: dict | None, shown: str
+) -> None:
+    assert model_cards.replay_text({} if replay is None else {"replay": replay}) == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("dev_accuracy", 0.955, "dev accuracy 95.5%"),  # a fraction: a percentage
+        ("dev_accuracy", 1.0, "dev accuracy 100.0%"),  # exactly 1 is still a fraction
+        ("dev_accuracy", 95.5, "dev accuracy 95.500"),  # already in percent: as it is
+        ("greedy_gap", -0.004, "greedy gap -0.4%"),
+        ("loss", 0.3, "loss 0.300"),  # not an accuracy, gap, area or failure rate
+        ("examples", 12000, "examples 12,000"),
+        ("decoder", "beam", "decoder beam"),
+    ],
+)
+def test_a_metric_reads_as_a_percentage_only_when_it_is_a_fraction(
+    name: str, value: object, shown: str
+) -> None:
+    assert model_cards.metric(name, value) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ([5, 5], "5"),
+        ([5, 50], "5–50"),
+        (["en", "de", "fr", "es"], "en, de, fr, es"),
+        (["en", "de", "fr", "es", "it"], "5 pinned packages"),
+        ({"train": 1200, "dev": 30}, "train 1,200 · dev 30"),
+        (12345, "12,345"),
+    ],
+)
+def test_a_data_field_reads_on_one_line(value: object, shown: str) -> None:
+    assert model_cards.describe(value) == shown
+
+
+def test_a_runs_batch_names_the_world_size_only_when_there_are_several_workers() -> None:
+    entry = {"steps": 1000, "batch_size": 128, "optimizer": {"lr": 0.001}}
+    assert model_cards.round_of(entry, "x").batch == "128"
+    assert model_cards.round_of({**entry, "world_size": 4}, "x").batch == "4 × 128"
+    assert model_cards.round_of({"steps": 1}, "x").batch == "—"
+    assert model_cards.round_of(entry, "x").learning_rate == "0.001"
+
+
+def test_the_differences_name_the_pointer_only_when_it_is_not_softmax() -> None:
+    for name in SERVED["pointer-networks"]:
+        entry = MANIFEST[name]
+        rows = {aspect: ours for aspect, _, ours in model_cards.pointer_differences(entry)}
+        pointer = entry["config"]["pointer"]
+        assert ("pointer" in rows) is (pointer != "softmax"), name
+        if pointer != "softmax":
+            alpha = model_cards.MAPPINGS[pointer]
+            assert rows["pointer"] == f"{pointer} (α = {alpha:g})"
+            assert alpha > 1
+
+
+def test_an_encoder_of_one_layer_is_singular() -> None:
+    entry = MANIFEST[seq2seq_run.SERVED["inflection"][1.5]]
+    for layers, words in ((1, "1 layer"), (2, "2 layers")):
+        config = {**entry["config"], "encoder_layers": layers}
+        what = dict(model_cards.seq2seq_what({**entry, "config": config}))
+        assert what["encoder"] == f"bidirectional LSTM, {words}"

@@ -3,13 +3,16 @@
     python tools/mutate.py hull --budget-s 900        # one target
     python tools/mutate.py --budget-s 3600            # every target, one after the other
     python tools/mutate.py hull --report-only         # re-read a finished (or cut) run
+    python tools/mutate.py hull --resume --survivors  # after new tests: the survivors again
 
 mutmut 3 reads its settings from pyproject.toml and mutates in place under `mutants/`, so each
 target runs in a scratch copy of the repository, build/mutmut/<target>/, whose pyproject.toml
 gets a [tool.mutmut] section naming the one module to mutate and the tests that exercise it.
 Each run starts afresh, since results from older tests would be stale; a run cut by the
 budget keeps what it has, and `--resume` carries on from there (mutmut skips mutants that
-already have a result). The survivors report is written to
+already have a result). After new tests, `--resume --survivors` tests again only the mutants
+that survived (or had no tests) in the last run, against today's tests, and keeps every other
+result: minutes instead of a whole run. The survivors report is written to
 build/mutmut/<target>/survivors.md: the score, then each surviving mutant's diff. Triaged
 survivors (equivalent mutants, with the reason) are listed in tools/mutation-survivors.md.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -98,6 +102,107 @@ TARGETS = {
                 )
             ),
         ),
+    ),
+    # --- the web layer (issue 43): each family's request models and views, then the shared
+    # modules; each with the behaviour tests that exercise it (not the fuzzing or browser ones)
+    "url-state": Target(
+        "app/pointer/url_state.py",
+        ("tests/test_pointer_url_state.py", "tests/test_web_mutation_gaps.py"),
+    ),
+    "pointer-requests": Target(
+        "app/pointer/requests.py",
+        (
+            "tests/test_api_pointer.py",
+            "tests/test_pointer_url_state.py",
+            "tests/test_hardening_requests.py",
+        ),
+    ),
+    "pointer-views": Target(
+        "app/pointer/views.py",
+        (
+            "tests/test_computed_sentences.py",
+            "tests/test_api_pointer.py",
+            "tests/test_board_labels.py",
+            "tests/test_pointer_sample.py",
+        ),
+    ),
+    "pointer-board": Target(
+        "app/pointer/board.py",
+        ("tests/test_computed_sentences.py", "tests/test_api_pointer.py"),
+    ),
+    "seq2seq-requests": Target(
+        "app/seq2seq/requests.py",
+        ("tests/test_api_seq2seq.py", "tests/test_seq2seq_service.py"),
+    ),
+    "seq2seq-views": Target(
+        "app/seq2seq/service.py",
+        ("tests/test_seq2seq_service.py", "tests/test_api_seq2seq.py"),
+    ),
+    "entmax-requests": Target("app/entmax/requests.py", ("tests/test_api_entmax.py",)),
+    "entmax-views": Target(
+        "app/entmax/figures.py",
+        ("tests/test_api_entmax.py", "tests/test_entmax_figure.py"),
+    ),
+    "routing-requests": Target("app/routing/requests.py", ("tests/test_api_routing.py",)),
+    "routing-views": Target("app/routing/service.py", ("tests/test_api_routing.py",)),
+    "errors": Target(
+        "app/errors.py",
+        (
+            "tests/test_errors_and_responses.py",
+            "tests/test_api_pointer.py",
+            "tests/test_hardening_requests.py",
+            "tests/test_web_mutation_gaps.py",
+        ),
+    ),
+    "security": Target(
+        "app/security.py",
+        (
+            "tests/test_hardening.py",
+            "tests/test_hardening_proxy.py",
+            "tests/test_proxy_trust.py",
+        ),
+    ),
+    "compute": Target("app/compute.py", ("tests/test_hardening_requests.py",)),
+    "content": Target(
+        "app/content.py",
+        ("tests/test_content.py", "tests/test_pages.py", "tests/test_page_numbers.py"),
+    ),
+    "takeaways": Target(
+        "app/result_takeaways.py",
+        ("tests/test_result_takeaways.py", "tests/test_reader_terms.py"),
+    ),
+    "widgets": Target(
+        "app/widgets/__init__.py",
+        ("tests/test_pages.py", "tests/test_reader_terms.py", "tests/test_result_values.py"),
+    ),
+    "results-table": Target(
+        "app/widgets/results_table.py",
+        ("tests/test_result_values.py", "tests/test_reader_terms.py", "tests/test_pages.py"),
+    ),
+    "try-this": Target(
+        "app/widgets/try_this.py",
+        ("tests/test_reader_terms.py", "tests/test_pages.py"),
+    ),
+    # --- the models' entry points and kernels
+    "entmax-kernels": Target(
+        "models/entmax_kernels.py",
+        ("tests/test_entmax_kernels.py", "tests/test_entmax.py"),
+    ),
+    "pointer-run": Target(
+        "models/pointer_run.py",
+        ("tests/test_pointer_run.py", "tests/test_api_pointer.py"),
+    ),
+    "seq2seq-run": Target(
+        "models/seq2seq_run.py",
+        (
+            "tests/test_computed_sentences.py",
+            "tests/test_seq2seq_service.py",
+            "tests/test_api_seq2seq.py",
+        ),
+    ),
+    "references": Target(
+        "models/references.py",
+        ("tests/test_references.py", "tests/test_api_seq2seq.py"),
     ),
 }
 
@@ -193,8 +298,35 @@ def statuses(scratch: Path) -> dict[str, str]:
     return {name: status.strip() for name, status in found}
 
 
-def write_report(name: str, scratch: Path, elapsed_s: float) -> str:
+EARLIER = "earlier-verdicts.json"  # in a scratch copy: the verdicts before a --survivors run
+
+
+def verdicts(scratch: Path) -> dict[str, str]:
+    """`statuses`, with the verdicts of an earlier run kept for the mutants a --survivors run
+    did not test again (mutmut forgets every verdict when the test selection changes; a mutant
+    the earlier tests killed is still killed, since those tests are still there)."""
     result = statuses(scratch)
+    earlier_file = scratch / EARLIER
+    if earlier_file.exists():
+        earlier = json.loads(earlier_file.read_text())
+        for mutant, status in result.items():
+            if status == "not checked" and earlier.get(mutant, "not checked") != "not checked":
+                result[mutant] = earlier[mutant]
+    return result
+
+
+def survivors(scratch: Path) -> list[str]:
+    """The mutants an earlier run in `scratch` did not kill (none without an earlier run);
+    the verdicts are kept in the scratch copy for the report after the new run."""
+    if not (scratch / "mutants").is_dir():
+        return []
+    earlier = verdicts(scratch)
+    (scratch / EARLIER).write_text(json.dumps(earlier, indent=1, sort_keys=True))
+    return [m for m, status in earlier.items() if status in ("survived", "no tests")]
+
+
+def write_report(name: str, scratch: Path, elapsed_s: float) -> str:
+    result = verdicts(scratch)
     counts: dict[str, int] = {}
     for status in result.values():
         counts[status] = counts.get(status, 0) + 1
@@ -224,7 +356,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="mutants tested at once")
     parser.add_argument("--report-only", action="store_true", help="do not run; report only")
     parser.add_argument("--resume", action="store_true", help="keep an earlier run's results")
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="with --resume: test again only the last run's survivors, with today's tests",
+    )
     args = parser.parse_args()
+    if args.survivors and not args.resume:
+        parser.error("--survivors re-tests an earlier run's survivors: give --resume too")
     unknown = set(args.targets) - TARGETS.keys()
     if unknown:
         parser.error(
@@ -233,10 +372,15 @@ def main() -> None:
     deadline = time.monotonic() + args.budget_s
     for name in args.targets or list(TARGETS):
         start = time.monotonic()
+        again = survivors(SCRATCH / name) if args.survivors and not args.report_only else []
+        if args.survivors and not again:
+            print(f"{name}: no survivors to test again")
+            continue
         scratch = SCRATCH / name if args.report_only else prepare(name, TARGETS[name], args.resume)
         left = deadline - start
         if not args.report_only and left > 0:
-            log = mutmut(scratch, "run", "--max-children", str(args.workers), timeout_s=left)
+            workers = ("--max-children", str(args.workers))
+            log = mutmut(scratch, "run", *workers, *again, timeout_s=left)
             (scratch / "run.log").write_text(log)
         summary = write_report(name, scratch, time.monotonic() - start)
         print(summary, f"\n  survivors: {(scratch / 'survivors.md').relative_to(ROOT)}")
