@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / "build" / "mutmut"
-COPIED = ("app", "models", "tests", "checkpoints", "content", "templates", "static")
+COPIED = ("app", "models", "tests", "checkpoints", "content", "templates", "static", "deploy")
 
 
 @dataclass(frozen=True)
