@@ -25,7 +25,8 @@ import torch
 
 from models.attention_routing import AttentionModel, symmetric
 from models.attention_routing_train import curve_set, load_reference
-from models.checkpoints import load_model
+from models.checkpoints import load_model, read_manifest
+from models.evaluate_pointer import length_text
 from models.pointer import PointerNet, greedy
 from models.pointer_run import SERVED, is_attention_model
 from models.tasks import tsp
@@ -49,14 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def served_models() -> list[tuple[int, str]]:
-    """(trained n, checkpoint) of every served attention model, by n."""
+    """(trained n, checkpoint) of every served attention model, by n, from the manifest."""
+    manifest = read_manifest()
     names = [name for name in SERVED["tsp"] if is_attention_model(name)]
-    return sorted((load_model(name)[1]["data"]["n_range"][0], name) for name in names)
-
-
-def gap_text(mean: float, reference: float) -> str:
-    gap = round(100 * (mean / reference - 1), 2) + 0.0  # a tie reads +0.00%, never -0.00%
-    return f"{mean:.3f} ({gap:+.2f}%)"
+    return sorted((manifest[name]["data"]["n_range"][0], name) for name in names)
 
 
 @torch.inference_mode()
@@ -101,7 +98,7 @@ def tsp_table(count: int) -> dict:
                 str(count),
                 "Held–Karp (exact)" if n <= 20 else "OR-Tools, 2 s",
                 f"{reference:.3f}",
-                *(gap_text(found[k][0], reference) for k in ("greedy", "sampling", "symmetric")),
+                *(length_text(found[k][0], reference) for k in ("greedy", "sampling", "symmetric")),
                 " / ".join(f"{found[k][1]:.1f}" for k in ("greedy", "sampling", "symmetric")),
                 paper["optimal"] if paper else "—",
                 f"{paper['greedy'][0]} (+{paper['greedy'][1]})" if paper else "—",
@@ -223,8 +220,9 @@ def projected_steps(curve: list[dict], target_pct: float) -> tuple[float, float]
 
 def training_table() -> dict:
     rows = []
+    manifest = read_manifest()
     for n, name in served_models():
-        entry = load_model(name)[1]
+        entry = manifest[name]
         curve = entry["validation_history"]
         last = curve[-1]
         target = float(PAPER[n]["greedy"][1].rstrip("%")) if n in PAPER else None

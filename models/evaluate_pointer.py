@@ -62,7 +62,7 @@ def _percent(x: float, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
-def _length(mean: float, reference: float | None) -> str:
+def length_text(mean: float, reference: float | None) -> str:
     if reference is None:
         return f"{mean:.3f}"
     gap = round(100 * (mean / reference - 1), 2) + 0.0  # a tie reads +0.00%, never -0.00%
@@ -259,7 +259,7 @@ def tsp_rows(
     paper = PAPER_TSP[n]
 
     def cell(lengths: np.ndarray) -> str:
-        return _length(float(lengths.mean()), reference)
+        return length_text(float(lengths.mean()), reference)
 
     main_row = [
         str(n),
@@ -454,7 +454,7 @@ def tsp_reference_check(count_for: Callable[[str, int], int]) -> dict:
                 name,
                 str(n),
                 str(count),
-                _length(float(group.mean()), float(optimal.mean())),
+                length_text(float(group.mean()), float(optimal.mean())),
                 _percent(optimal_share),
             ]
         )
@@ -550,8 +550,8 @@ def sparse_tsp_table(count_for: Callable[[str, int], int]) -> dict:
                     entry["config"]["pointer"],
                     str(n),
                     str(count),
-                    _length(float(np.mean(greedy_lengths)), reference),
-                    _length(float(np.mean(best_lengths)), reference),
+                    length_text(float(np.mean(greedy_lengths)), reference),
+                    length_text(float(np.mean(best_lengths)), reference),
                     f"{supports.mean():.2f}",
                     _percent(np.mean(supports == 1)),
                     f"{np.mean(distinct):.1f}",

@@ -128,7 +128,3 @@ class ReinforceAnswer(BaseModel):
     baseline: Tour = Field(description="the greedy rollout: the baseline b(s)")
     samples: list[SampledTour] = Field(description="in the order drawn")
     model: ModelInfo
-
-
-def rounded(rows: Any) -> list[list[float]]:
-    return [[round(float(w), 4) for w in row] for row in rows]

@@ -14,10 +14,9 @@ from app.routing.requests import (
     ReinforceFigure,
     SampledTour,
     Tour,
-    rounded,
 )
 from models import attention_routing
-from models.pointer_run import Check
+from models.pointer_run import Check, four_digits
 from models.tasks import tsp
 
 
@@ -30,8 +29,9 @@ def attention(registry: ModelRegistry, figure: AttentionFigure) -> AttentionAnsw
     model, info = served(registry)
     cities = tsp.validate_points(np.array(figure.points))  # InvalidInput: the reader's error
     weights = attention_routing.encoder_attention(model, cities)[figure.layer - 1, figure.head - 1]
+    rows = four_digits(weights).tolist()  # rounded as every pointer trace's probabilities
     return AttentionAnswer(
-        layer=figure.layer, head=figure.head, city=figure.city, weights=rounded(weights), model=info
+        layer=figure.layer, head=figure.head, city=figure.city, weights=rows, model=info
     )
 
 

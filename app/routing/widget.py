@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from app.answer_cache import ANSWERS
 from app.errors import error_sentence
+from app.pointer.url_state import inputs_text
 from app.registry import ModelUnavailable
 from app.routing import service
 from app.routing.requests import (
@@ -90,7 +91,7 @@ def attention_view(figure: AttentionFigure, answer: AttentionAnswer) -> dict[str
         "strongest": [(j + 1, row[j]) for j in strongest],
         "layers": range(1, LAYERS + 1),
         "heads": range(1, HEADS + 1),
-        "points_text": "".join(f"{x:g}, {y:g}\n" for x, y in figure.points),
+        "points_text": inputs_text(figure.points),
     }
 
 
@@ -126,7 +127,7 @@ def reinforce_view(figure: ReinforceFigure, answer: ReinforceAnswer) -> dict[str
         ],
         "improved": sum(tour.advantage < 0 for tour in answer.samples),
         "max_samples": MAX_ROLLOUTS,
-        "points_text": "".join(f"{x:g}, {y:g}\n" for x, y in figure.points),
+        "points_text": inputs_text(figure.points),
     }
 
 
