@@ -41,10 +41,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors.torch import load_file
 from scipy.stats import ttest_rel
 
 from models.attention_routing import AttentionModel, Config
-from models.checkpoints import CHECKPOINT_DIR, save_checkpoint
+from models.checkpoints import CHECKPOINT_DIR, read_manifest, save_checkpoint
 
 RUN_DIR = Path("data/attention-routing")
 # independent instance streams; "test" is drawn only by the results tables (models.evaluate)
@@ -323,6 +324,23 @@ class Trainer:
         torch.set_rng_state(state["torch_rng"])
 
     @classmethod
+    def continue_from(cls, name: str, config: TrainConfig, run_dir: Path) -> Trainer:
+        """A new run that carries on from the shipped checkpoint `name` (when a run's state.pt
+        is gone): its weights as policy and baseline, its step, epoch, wall time and curve; Adam
+        starts afresh (the checkpoint has no moments), and the batches continue from its step."""
+        entry = read_manifest()[name]
+        trainer = cls(config, run_dir, Config(**entry["config"]))
+        trainer.model.load_state_dict(load_file(CHECKPOINT_DIR / entry["file"]))
+        trainer.baseline = trainer.frozen_copy()
+        trainer.step, trainer.epoch = entry["steps"], entry["epochs_done"]
+        trainer.baseline_updates, trainer.wall_s = entry["baseline_updates"], entry["wall_time_s"]
+        trainer.curve = [
+            {**point, "epoch_end": True, "continued_from": name}
+            for point in entry["validation_history"]
+        ]
+        return trainer
+
+    @classmethod
     def resume(cls, run_dir: Path, epochs: int | None = None) -> Trainer:
         state = torch.load(run_dir / "state.pt", weights_only=True)
         config = TrainConfig(**state["train_config"])
@@ -451,6 +469,9 @@ def main() -> None:
         "--set", default="curve", choices=("curve", "test"), help="with --reference"
     )
     parser.add_argument("--export", metavar="NAME", help="write the run's policy to checkpoints/")
+    parser.add_argument(
+        "--init-from", metavar="NAME", help="start the run from a shipped checkpoint's weights"
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-hours", type=float)
     defaults = TrainConfig()
@@ -487,7 +508,11 @@ def main() -> None:
         if (run_dir / "state.pt").exists():
             parser.error(f"{run_dir}/state.pt exists: pass --resume, or choose another --run")
         chosen = {k: v for k, v in vars(args).items() if k in asdict(defaults) and v is not None}
-        trainer = Trainer(TrainConfig(**{**asdict(defaults), "n": args.n, **chosen}), run_dir)
+        config = TrainConfig(**{**asdict(defaults), "n": args.n, **chosen})
+        if args.init_from:
+            trainer = Trainer.continue_from(args.init_from, config, run_dir)
+        else:
+            trainer = Trainer(config, run_dir)
     print("config", json.dumps(asdict(trainer.config)), flush=True)
     trainer.run(args.max_hours)
 

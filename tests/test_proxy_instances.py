@@ -169,8 +169,12 @@ def test_killing_one_instance_loses_only_the_requests_it_held(pair: Pair) -> Non
         dead_at,
     )
     assert len(failed) <= CLIENTS, failed
-    # a GET it held was sent to the other instance instead
-    assert all(method == "POST" for method, *_ in failed), failed
+    # A GET it held was sent to the other instance instead, unless its answer had begun to
+    # reach the reader (nginx cannot retry a half-sent answer: the connection is cut, never a
+    # 502 page)
+    assert all(
+        method == "POST" or outcome == "RemoteProtocolError" for method, _, _, outcome in failed
+    ), failed
     after = [record for record in records if record[1] > dead_at]
     assert len(after) > 100 and all(record[3] == 200 for record in after)
     assert pair.instances[1].process.poll() is None
