@@ -182,6 +182,28 @@ BOUNDS = {
 }
 
 
+# Sentences that need only the field, the value shown and pydantic's context
+TEMPLATES = {
+    "extra_forbidden": "{field} is not a field this endpoint knows; remove it.",
+    "string_too_short": "{field} must have at least {min_length} characters.",
+    "string_pattern_mismatch": "{field} must match the pattern {pattern}; got {got}.",
+    "string_type": "{field} must be text (a JSON string); got {got}.",
+    "string_unicode": "{field} must be text (a JSON string); got {got}.",
+    "bool_type": "{field} must be true or false (1 or 0 in an address); got {got}.",
+    "bool_parsing": "{field} must be true or false (1 or 0 in an address); got {got}.",
+    "int_from_float": "{field} must be a whole number; got {got}.",
+    "int_parsing_size": (
+        "{field} must be a number of ordinary size; got one with thousands of digits."
+    ),
+    "finite_number": "{field} must be a finite number, not {got}.",
+    "multiple_of": "{field} must be a multiple of {multiple_of}; got {got}.",
+    "literal_error": "{field} must be {expected}; got {got}.",
+    "enum": "{field} must be {expected}; got {got}.",
+    "none_required": "{field} must be left out (or null); got {got}.",
+    **dict.fromkeys(NUMBER_KINDS, "{field} must be a number; got {got}."),
+}
+
+
 def _sentence(
     kind: str,
     ctx: dict[str, Any],
@@ -194,7 +216,37 @@ def _sentence(
     Every kind of error a request here can meet has its own words; any other gets a sentence
     of ours too, never pydantic's message."""
     got = shown(value)
-    name = next((str(part) for part in loc if isinstance(part, str) and part in LIST_OF), "")
+    if kind in TEMPLATES:
+        words = {key: ctx.get(key) for key in ("min_length", "pattern", "expected")}
+        multiple_of = number_text(ctx.get("multiple_of"))
+        return TEMPLATES[kind].format(field=field, got=got, multiple_of=multiple_of, **words)
+    if kind == "value_error":
+        # a validator's own sentence, without pydantic's "Value error, " prefix
+        return str(ctx.get("error", error.get("msg", "")))
+    if kind in BOUNDS:
+        words, key = BOUNDS[kind]
+        return f"{field} must be {words} {number_text(ctx.get(key))}; got {got}."
+    if kind in ("too_short", "too_long", "string_too_long"):
+        return _length_sentence(kind, ctx, field, value)
+    return _shape_sentence(kind, ctx, field, got, loc)
+
+
+def _length_sentence(kind: str, ctx: dict[str, Any], field: str, value: Any) -> str:
+    sized = hasattr(value, "__len__")
+    if kind == "too_short":
+        count = len(value) if sized else ctx.get("actual_length")
+        return f"{field} needs at least {ctx.get('min_length')} items; it has {count}."
+    if kind == "too_long":
+        count = len(value) if sized else ctx.get("actual_length")
+        return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
+    count = len(value) if sized else "more"
+    return f"{field} must have at most {ctx.get('max_length')} characters; it has {count}."
+
+
+def _shape_sentence(
+    kind: str, ctx: dict[str, Any], field: str, got: str, loc: Sequence[str | int]
+) -> str:
+    """Errors about the body's or a field's JSON shape."""
     if kind == "json_invalid":
         return f"The request body is not valid JSON ({ctx.get('error', 'parse error')})."
     if kind == "json_type":
@@ -204,8 +256,6 @@ def _sentence(
             return "The request needs a JSON body."
         quoted = field.startswith("`")
         return f"The request needs a {field} field." if quoted else f"Give {field}."
-    if kind == "extra_forbidden":
-        return f"{field} is not a field this endpoint knows; remove it."
     if kind in OBJECT_KINDS:
         if not field:
             return (
@@ -213,50 +263,14 @@ def _sentence(
                 f"them); got {got}."
             )
         return f"{field} must be a JSON object; got {got}."
-    if kind == "too_short":
-        count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
-        return f"{field} needs at least {ctx.get('min_length')} items; it has {count}."
-    if kind == "too_long":
-        count = len(value) if hasattr(value, "__len__") else ctx.get("actual_length")
-        return f"{field} takes at most {ctx.get('max_length')} items; it has {count}."
-    if kind == "string_too_long":
-        count = len(value) if hasattr(value, "__len__") else "more"
-        return f"{field} must have at most {ctx.get('max_length')} characters; it has {count}."
-    if kind == "string_too_short":
-        return f"{field} must have at least {ctx.get('min_length')} characters."
-    if kind == "string_pattern_mismatch":
-        return f"{field} must match the pattern {ctx.get('pattern')}; got {got}."
-    if kind in ("string_type", "string_unicode"):
-        return f"{field} must be text (a JSON string); got {got}."
     if kind == "list_type":
         if not field.startswith("`"):  # a reader's field is already "the list of points"
             return f"{field} must be a list; got {got}."
+        name = next((str(part) for part in loc if isinstance(part, str) and part in LIST_OF), "")
         return f"{field} must be a list of {LIST_OF.get(name, 'values')}; got {got}."
     if kind == "tuple_type":
         pair = "a pair of numbers [x, y]" if field.startswith("`") else "two numbers, x and y"
         return f"{field} must be {pair}; got {got}."
-    if kind in ("bool_type", "bool_parsing"):
-        return f"{field} must be true or false (1 or 0 in an address); got {got}."
-    if kind == "int_from_float":
-        return f"{field} must be a whole number; got {got}."
-    if kind == "int_parsing_size":
-        return f"{field} must be a number of ordinary size; got one with thousands of digits."
-    if kind in NUMBER_KINDS:
-        return f"{field} must be a number; got {got}."
-    if kind == "finite_number":
-        return f"{field} must be a finite number, not {got}."
-    if kind in BOUNDS:
-        words, key = BOUNDS[kind]
-        return f"{field} must be {words} {number_text(ctx.get(key))}; got {got}."
-    if kind == "multiple_of":
-        return f"{field} must be a multiple of {number_text(ctx.get('multiple_of'))}; got {got}."
-    if kind in ("literal_error", "enum"):
-        return f"{field} must be {ctx.get('expected')}; got {got}."
-    if kind == "value_error":
-        # a validator's own sentence, without pydantic's "Value error, " prefix
-        return str(ctx.get("error", error.get("msg", "")))
-    if kind == "none_required":
-        return f"{field} must be left out (or null); got {got}."
     subject = field or "The request"
     return f"{subject} has a value this endpoint cannot use ({got}); /docs says what it takes."
 

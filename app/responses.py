@@ -24,6 +24,19 @@ from pydantic import BaseModel
 UrlState = Mapping[str, str | None]
 
 
+def error_responses(price: str, unavailable: str) -> dict[int | str, dict[str, Any]]:
+    """The refusals a model route documents in /docs: what makes a request cost more (`price`)
+    and why its model may be unavailable."""
+    return {
+        422: {"description": "Unusable input; `detail` is a sentence saying what to change."},
+        429: {"description": f"Over this address's rate{price}. Wait `Retry-After` seconds."},
+        503: {
+            "description": f"{unavailable}, the worker is busy (`Retry-After` says when to try "
+            "again), or the decode passed its time limit; `detail` says which."
+        },
+    }
+
+
 def wants_fragment(request: Request) -> bool:
     return request.headers.get("HX-Request") == "true"
 

@@ -191,7 +191,7 @@ def remote_proxies(value: str) -> str:
     return ",".join(entries)
 
 
-def build_config(argv: list[str] | None = None) -> ServeConfig:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument(
@@ -227,7 +227,11 @@ def build_config(argv: list[str] | None = None) -> ServeConfig:
         help="folder for the workers' metric files, emptied at start-up "
         "(default: a new temporary folder, removed at exit)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def build_config(argv: list[str] | None = None) -> ServeConfig:
+    args = argument_parser().parse_args(argv)
     proxy_socket = os.path.abspath(args.uds) if args.uds else None
     trusted = args.forwarded_allow_ips
     return ServeConfig(

@@ -33,6 +33,7 @@ FAMILIES = {
     "pointer": "models.pointer:PointerNet",
     "attention-routing": "models.attention_routing:AttentionModel",
     "seq2seq": "models.seq2seq:Seq2Seq",
+    "seq2seq-copy": "models.copy_translation:CopySeq2Seq",
 }
 
 

@@ -2,8 +2,8 @@
 
     python -m models.copy_translation_train train --alpha 1.5 --run a1.5 [--steps N]
         [--stop-after-min M] [--resume]
-    python -m models.copy_translation_train baseline --checkpoint seq2seq-translate-big-a1.5-replay
-    python -m models.copy_translation_train evaluate --run a1.5 [--beam 5]
+    python -m models.copy_translation_train export --run a1.5 --name seq2seq-translate-copy-a1.5
+    python -m models.evaluate seq2seq --tables copy   # the copy table, beside the generate-only
 
 Fine-tuned from the served generate-only big model at the same α (`--init-from`, by default
 checkpoints/seq2seq-translate-big-a<α>-replay.safetensors): every shared parameter starts from
@@ -37,7 +37,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from models.checkpoints import CHECKPOINT_DIR, read_manifest, sha256_file
+from models.checkpoints import CHECKPOINT_DIR, read_manifest, sha256_file, update_manifest
 from models.copy_translation import (
     CopyExampleIds,
     CopySeq2Seq,
@@ -46,18 +46,15 @@ from models.copy_translation import (
     greedy_decode_pieces,
     init_from_generate_only,
 )
-from models.seq2seq import Config, greedy_decode
+from models.seq2seq import Config
 from models.tasks.copy_testset import (
     COPY_TESTSET_VERSION,
     DEV_SEED,
     CopyExample,
-    copied_verbatim,
     copy_fidelity,
-    copy_testset,
     corpus_copy_examples,
     corpus_splits,
     template_examples,
-    testset_sha256,
 )
 from models.tasks.translation_tokenizers import MAX_TOKENS, load_tokenizers, max_output_length
 from models.train import learning_rate
@@ -396,7 +393,7 @@ def export_safetensors(state_path: Path, out_path: Path) -> dict:
         "config": meta["config"],
         "parameters": sum(v.numel() for v in weights.values()),
         "seed": meta["plan"]["seed"],
-        "init_from": meta["init_from"],
+        "init_from": {k: meta["init_from"].get(k) for k in ("checkpoint", "sha256", "steps")},
         "data": meta["data"],
         "steps": state["step"],
         "batch_size": meta["plan"]["batch_size"],
@@ -424,78 +421,13 @@ def export_safetensors(state_path: Path, out_path: Path) -> dict:
     }
 
 
-def baseline_command(args: argparse.Namespace) -> None:
-    """Copy fidelity (and BLEU on the test set's rest) of a generate-only checkpoint."""
-    from models.checkpoints import load_model
-    from models.seq2seq import beam_search
-
-    torch.set_num_threads(args.threads)
-    model, entry = load_model(args.checkpoint)
-    source_sp, target_sp = load_tokenizers(corpus=CORPUS)
-    examples = copy_testset(CORPUS)
-    started = time.time()
-    outputs = []
-    sources = [source_sp.encode(e.source)[:MAX_TOKENS] for e in examples]
-    if args.beam > 1:
-        for ids in sources:
-            result = beam_search(model, ids, args.beam, max_output_length(len(ids)))
-            outputs.append(target_sp.decode(result.hypotheses[0].tokens))
-    else:
-        for start in range(0, len(sources), 128):
-            chunk = sources[start : start + 128]
-            found = greedy_decode(model, chunk, max_output_length(max(map(len, chunk))))
-            outputs += [target_sp.decode(tokens) for tokens in found]
-    report(args, examples, outputs, started, {"checkpoint": args.checkpoint})
-
-
-def report(args, examples, outputs, started: float, what: dict) -> None:
-    result = {
-        **what,
-        "beam": args.beam,
-        "copy_testset_version": COPY_TESTSET_VERSION,
-        "copy_testset_sha256": testset_sha256(examples),
-        "sentences": len(examples),
-        "must_copy_tokens": sum(len(e.must_copy) for e in examples),
-        **copy_fidelity(examples, outputs),
-        "bleu_copy_testset": bleu(outputs, [e.target for e in examples]),
-        "seconds": round(time.time() - started, 1),
-        "misses": [
-            {"source": e.source, "output": o, "must_copy": list(e.must_copy)}
-            for e, o in zip(examples, outputs, strict=True)
-            if not all(copied_verbatim(t, o) for t in e.must_copy)
-        ][:60],
-    }
-    out = (
-        RUN_DIR / f"{args.command}-{what.get('checkpoint') or what.get('run')}-beam{args.beam}.json"
+def export_command(args: argparse.Namespace) -> None:
+    """Ship a run's weights as checkpoints/<name>.safetensors with its manifest entry."""
+    entry = export_safetensors(
+        RUN_DIR / args.run / "state.pt", CHECKPOINT_DIR / f"{args.name}.safetensors"
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False))
-    print(json.dumps({k: v for k, v in result.items() if k != "misses"}, indent=1))
-
-
-def evaluate_command(args: argparse.Namespace) -> None:
-    """A copy run's state on the copy test set (greedy, or beam over pieces)."""
-    from models.copy_translation import beam_search_pieces
-
-    torch.set_num_threads(args.threads)
-    saved = torch.load(RUN_DIR / args.run / "state.pt", weights_only=True)
-    model = CopySeq2Seq(Config(**saved["meta"]["config"]))
-    model.load_state_dict(saved["model"])
-    model.eval()
-    source_sp, target_sp = load_tokenizers(corpus=CORPUS)
-    examples = copy_testset(CORPUS)
-    started = time.time()
-    if args.beam > 1:
-        outputs = []
-        for e in examples:
-            pieces = source_sp.encode(e.source, out_type=str)[:MAX_TOKENS]
-            found = beam_search_pieces(
-                model, pieces, source_sp, target_sp, args.beam, max_output_length(len(pieces))
-            )
-            outputs.append(detokenize(found.best))
-    else:
-        outputs = copy_translations(model, source_sp, target_sp, [e.source for e in examples])
-    report(args, examples, outputs, started, {"run": args.run, "step": saved["state"]["step"]})
+    update_manifest(CHECKPOINT_DIR, args.name, entry)
+    print(f"exported step {entry['steps']:,} of {args.run} as {entry['file']}", flush=True)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -519,14 +451,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     train.add_argument("--log-every", type=int, default=50)
     train.add_argument("--resume", action="store_true")
     train.add_argument("--threads", type=int, default=1)
-    for name in ("baseline", "evaluate"):
-        sub = commands.add_parser(name)
-        if name == "baseline":
-            sub.add_argument("--checkpoint", default="seq2seq-translate-big-a1.5-replay")
-        else:
-            sub.add_argument("--run", required=True)
-        sub.add_argument("--beam", type=int, default=1)
-        sub.add_argument("--threads", type=int, default=1)
+    export = commands.add_parser("export")
+    export.add_argument("--run", required=True)
+    export.add_argument("--name", required=True, help="e.g. seq2seq-translate-copy-a1.5")
     return parser.parse_args(argv)
 
 
@@ -535,9 +462,7 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0].startswith("--") and argv[0] not in ("-h", "--help"):
         argv = ["train", *argv]  # train is the default command
     args = parse_args(argv)
-    {"train": train_command, "baseline": baseline_command, "evaluate": evaluate_command}[
-        args.command
-    ](args)
+    {"train": train_command, "export": export_command}[args.command](args)
 
 
 if __name__ == "__main__":

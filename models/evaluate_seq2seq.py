@@ -36,6 +36,7 @@ import sacrebleu
 import torch
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.evaluate_copy import copy_table
 from models.recipes import RECIPES
 from models.references import matches_reference
 from models.seq2seq import beam_search
@@ -95,7 +96,7 @@ FULL_TABLE_SETTINGS = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tables",
-        default="inflection,translation,sparsity,data,training,inflection-full,translation-live",
+        default="inflection,translation,sparsity,data,training,inflection-full,translation-live,copy",
     )
     parser.add_argument("--limit", type=int, default=0, help="test inputs per model (0: all)")
     parser.add_argument("--threads", type=int, default=1)
@@ -754,6 +755,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         live = translation_live_table(args.limit)
         if live is not None:
             tables["translation-live"] = live
+    if "copy" in wanted:
+        copy = copy_table(args.limit)
+        if copy is not None:
+            tables["copy"] = copy
+        else:
+            _log("no seq2seq-translate-copy-* checkpoint yet: the copy table is skipped")
     return tables
 
 

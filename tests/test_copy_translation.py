@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+from dataclasses import asdict
 
 import pytest
 import sentencepiece as spm
 import torch
 
+from models.checkpoints import load_model, update_manifest
 from models.copy_translation import (
     CopyExampleIds,
     CopySeq2Seq,
@@ -24,10 +26,12 @@ from models.copy_translation import (
 from models.copy_translation_train import (
     Plan,
     RunState,
+    export_safetensors,
     load_state,
     save_state,
     train_steps,
 )
+from models.evaluate_copy import decode_sets
 from models.seq2seq import BOS, EOS, PAD, UNK, Config, Seq2Seq
 from models.tasks.copy_testset import (
     TEMPLATES,
@@ -240,3 +244,69 @@ def test_copy_fidelity_counts_verbatim_tokens() -> None:
     assert copy_fidelity(examples, ["" for _ in examples])["copy_fidelity"] == 0.0
     assert copy_worthy_tokens("Quit GParted now", "GParted beenden") == ("GParted",)
     assert copy_worthy_tokens("Connect to 192.168.0.1", "Mit 192.168.0.10 verbinden") == ()
+
+
+def test_export_ships_weights_that_load_by_family(tmp_path) -> None:
+    """A run's state becomes safetensors whose manifest entry builds the same copy model and
+    names its parent by checkpoint and sha256 only."""
+    model = tiny_model(30)
+    optimizer = torch.optim.Adam(model.parameters())
+    plan = Plan(steps=10, batch_size=4, lr=1e-3, warmup=2, seed=3)
+    meta = {
+        "config": asdict(model.config),
+        "plan": asdict(plan),
+        "init_from": {"checkpoint": "parent", "sha256": "ab" * 32, "steps": 7, "metrics": {}},
+        "data": {"corpus": "v2"},
+        "command": "python -m models.copy_translation_train train --alpha 1.5 --run t",
+        "threads": 1,
+    }
+    state = RunState(step=4, elapsed_s=12.5, curve=[{"step": 4, "dev_copy_fidelity": 80.0}])
+    save_state(tmp_path / "state.pt", model, optimizer, state, meta)
+    entry = export_safetensors(tmp_path / "state.pt", tmp_path / "copy.safetensors")
+    assert entry["init_from"] == {"checkpoint": "parent", "sha256": "ab" * 32, "steps": 7}
+    assert entry["steps"] == 4 and entry["metrics"] == {"dev_copy_fidelity": 80.0}
+    update_manifest(tmp_path, "copy", entry)
+    loaded, _ = load_model("copy", tmp_path)
+    assert isinstance(loaded, CopySeq2Seq)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, loaded.state_dict()[name]), name
+
+
+def test_copy_evaluation_counts_what_passes_through() -> None:
+    """An identity 'translation' keeps every must-copy token; an empty one keeps none."""
+    echo = decode_sets(lambda sentence: sentence, limit=6)
+    assert echo["copy"]["copy_fidelity"] == 100.0
+    assert echo["copy_testset"]["sentences"] == 6
+    silent = decode_sets(lambda sentence: "", limit=6)
+    assert silent["copy"]["copy_fidelity"] == 0.0
+    assert silent["bleu_v2_test"] == 0.0 and silent["frequent_exact"] == 0.0
+
+
+def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> None:
+    from models import evaluate_copy
+
+    def results(fidelity: float) -> dict:
+        copy = {"copy_fidelity": fidelity, "copy_fidelity_corpus": fidelity + 1}
+        return {
+            "copy": {**copy, "copy_fidelity_template": fidelity - 1},
+            "copy_testset": {"version": 1, "sentences": 982, "must_copy_tokens": 1218},
+            "bleu_v2_test": 27.44,
+            "frequent_exact": 0.908,
+        }
+
+    manifest = {
+        "seq2seq-translate-big-a1.5-replay": {"steps": 48_000},
+        "seq2seq-translate-copy-a1.5": {"steps": 54_000},
+        "seq2seq-translate-big-a2-replay": {"steps": 48_000},  # no copy model at α = 2
+    }
+    fidelity = {"seq2seq-translate-big-a1.5-replay": 66.0, "seq2seq-translate-copy-a1.5": 98.5}
+    monkeypatch.setattr(evaluate_copy, "read_manifest", lambda directory: manifest)
+    monkeypatch.setattr(evaluate_copy, "model_results", lambda name, limit: results(fidelity[name]))
+    table = evaluate_copy.copy_table()
+    assert table["rows"] == [
+        ["generate only", "1.5", "66.0%", "67.0%", "65.0%", "27.4", "90.8%", "48,000"],
+        ["copy", "1.5", "98.5%", "99.5%", "97.5%", "27.4", "90.8%", "+6,000"],
+    ]
+    assert "982 sentences, 1,218 tokens" in table["note"]
+    monkeypatch.setattr(evaluate_copy, "read_manifest", lambda directory: {})
+    assert evaluate_copy.copy_table() is None

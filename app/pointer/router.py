@@ -33,23 +33,15 @@ from app.pointer.requests import (
 from app.pointer.service import solve, task_models, trained_sizes
 from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
-from app.responses import respond, wants_fragment
+from app.responses import error_responses, respond, wants_fragment
 from models.errors import InvalidInput
 
 router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    422: {"description": "Unusable input; `detail` is a sentence saying what to change."},
-    429: {
-        "description": "Over this address's rate; a request costs more the more inputs and "
-        "the wider the beam. Wait `Retry-After` seconds."
-    },
-    503: {
-        "description": "The task's checkpoint is missing or corrupt, the worker is busy "
-        "(`Retry-After` says when to try again), or the decode passed its time limit; "
-        "`detail` says which."
-    },
-}
+ERRORS = error_responses(
+    "; a request costs more the more inputs and the wider the beam",
+    "The task's checkpoint is missing or corrupt",
+)
 BoardKey = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
 
 

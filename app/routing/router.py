@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
 from app.registry import Registry
-from app.responses import respond
+from app.responses import error_responses, respond
 from app.routing import service
 from app.routing.requests import (
     AttentionAnswer,
@@ -26,11 +26,7 @@ from app.routing.requests import (
 from app.routing.widget import ATTENTION, REINFORCE, attention_view, reinforce_view
 
 router = APIRouter(prefix="/api/routing", tags=["attention model"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    422: {"description": "Unusable input; `detail` is a sentence saying what to change."},
-    429: {"description": "Over this address's rate. Wait `Retry-After` seconds."},
-    503: {"description": "The model is unavailable, or the worker is busy; `detail` says which."},
-}
+ERRORS = error_responses("", "The attention model's checkpoint is missing or corrupt")
 
 
 def figure_route(

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget
 from app.registry import Registry
-from app.responses import back_to_page, respond, wants_fragment
+from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
 from app.seq2seq.requests import (
     FigureOptions,
@@ -50,18 +50,10 @@ TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest))]
 InflectFigureBudget = Annotated[Budget, Depends(compute_budget(InflectFigure, "query"))]
 TranslateFigureBudget = Annotated[Budget, Depends(compute_budget(TranslateFigure, "query"))]
 
-ERRORS = {
-    422: {"description": "A sentence saying what to change in the request"},
-    429: {
-        "description": "Over this address's rate; a request costs more the longer the text "
-        "and the wider the beam. Wait `Retry-After` seconds."
-    },
-    503: {
-        "description": "The model for this α is not trained yet or its checkpoint is broken, "
-        "the worker is busy (`Retry-After` says when to try again), or the decode passed its "
-        "time limit"
-    },
-}
+ERRORS = error_responses(
+    "; a request costs more the longer the text and the wider the beam",
+    "The model for this α is not trained yet or its checkpoint is broken",
+)
 
 
 def answer(

@@ -1,0 +1,192 @@
+"""The copy table of `python -m models.evaluate seq2seq --tables copy`: each copy-capable
+translation model (models/copy_translation.py) beside the generate-only model it was
+fine-tuned from, at the same α, all with beam search of width 5:
+
+- copy fidelity on our copy test set (models/tasks/copy_testset.py): the share of the tokens
+  that must pass through unchanged which appear verbatim in the output, over the test split's
+  corpus pairs that keep a source token and over template sentences with held-out names,
+  numbers, versions, paths, addresses;
+- BLEU on corpus v2's test set, and the share of the 500 most frequent training sources given
+  back word for word (the translation-live table's yardsticks).
+
+Results are cached in data/eval/copy/ under each checkpoint's sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import sacrebleu
+import torch
+
+from models.checkpoints import CHECKPOINT_DIR, load_model, read_manifest
+from models.copy_translation import beam_search_pieces, detokenize
+from models.references import matches_reference
+from models.seq2seq import beam_search
+from models.tasks import translation
+from models.tasks.copy_testset import (
+    COPY_TESTSET_VERSION,
+    copy_fidelity,
+    copy_testset,
+    testset_sha256,
+)
+from models.tasks.translation_tokenizers import MAX_TOKENS, load_tokenizers, max_output_length
+
+CACHE_DIR = Path(__file__).resolve().parent.parent / "data" / "eval" / "copy"
+ALPHAS = (1.0, 1.5, 2.0)
+BEAM = 5
+FREQUENT_SOURCES = 500
+CORPUS = "v2"
+
+Translate = Callable[[str], str]
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def copy_name(alpha: float) -> str:
+    return f"seq2seq-translate-copy-a{alpha:g}"
+
+
+def generate_only_name(alpha: float) -> str:
+    return f"seq2seq-translate-big-a{alpha:g}-replay"
+
+
+def translator(name: str) -> Translate:
+    """Beam 5 through a checkpoint of either family: sentence -> best translation."""
+    model, entry = load_model(name)
+    source_sp, target_sp = load_tokenizers(CHECKPOINT_DIR, CORPUS)
+    torch.set_grad_enabled(False)
+    if entry["family"] == "seq2seq-copy":
+
+        def translate(sentence: str) -> str:
+            pieces = source_sp.encode(" ".join(sentence.split()), out_type=str)[:MAX_TOKENS]
+            limit = max_output_length(len(pieces))
+            return detokenize(
+                beam_search_pieces(model, pieces, source_sp, target_sp, BEAM, limit).best
+            )
+
+        return translate
+
+    def translate(sentence: str) -> str:
+        ids = source_sp.encode(" ".join(sentence.split()))[:MAX_TOKENS]
+        result = beam_search(model, ids, BEAM, max_output_length(len(ids)))
+        return target_sp.decode(result.hypotheses[0].tokens)
+
+    return translate
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    return sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score
+
+
+def decode_sets(translate: Translate, limit: int = 0) -> dict:
+    """Copy fidelity, v2 test BLEU and the frequent sources of one model (`limit` > 0 keeps the
+    first `limit` sentences of each set, for tests)."""
+
+    def first(items: list) -> list:
+        return items[:limit] if limit else items
+
+    copy_set = first(copy_testset(CORPUS))
+    copy_outputs = [translate(example.source) for example in copy_set]
+    test = first(translation.build_corpus(corpus=CORPUS)["test"])
+    test_outputs = [translate(pair.source) for pair in test]
+    frequent = translation.frequent_training_pairs(CORPUS, limit or FREQUENT_SOURCES)
+    frequent_outputs = [translate(pair.source) for pair in frequent]
+    exact = [
+        matches_reference(output, [pair.target])
+        for pair, output in zip(frequent, frequent_outputs, strict=True)
+    ]
+    return {
+        "copy": copy_fidelity(copy_set, copy_outputs),
+        "copy_testset": {
+            "version": COPY_TESTSET_VERSION,
+            "sha256": testset_sha256(copy_set),
+            "sentences": len(copy_set),
+            "must_copy_tokens": sum(len(example.must_copy) for example in copy_set),
+        },
+        "bleu_v2_test": bleu(test_outputs, [pair.target for pair in test]),
+        "frequent_exact": sum(exact) / len(exact),
+        "examples": [
+            [example.source, output, example.target]
+            for example, output in zip(copy_set, copy_outputs, strict=True)
+        ][:40],
+    }
+
+
+def model_results(name: str, limit: int = 0) -> dict | None:
+    """`decode_sets` for one checkpoint, cached by its sha256; None when it is not trained."""
+    entry = read_manifest(CHECKPOINT_DIR).get(name)
+    if entry is None:
+        return None
+    cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}-copy{COPY_TESTSET_VERSION}.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    _log(f"{name}: decoding the copy test set, the v2 test set and the frequent sources")
+    started = time.time()
+    results = decode_sets(translator(name), limit)
+    results["seconds"] = round(time.time() - started, 1)
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(results, ensure_ascii=False))
+    _log(f"{name}: done in {results['seconds']} s")
+    return results
+
+
+def _row(model: str, alpha: float, results: dict, entry: dict, base_steps: int) -> list[str]:
+    copy = results["copy"]
+    steps = entry["steps"] - base_steps
+    return [
+        model,
+        f"{alpha:g}",
+        f"{copy['copy_fidelity']:.1f}%",
+        f"{copy['copy_fidelity_corpus']:.1f}%",
+        f"{copy['copy_fidelity_template']:.1f}%",
+        f"{results['bleu_v2_test']:.1f}",
+        f"{100 * results['frequent_exact']:.1f}%",
+        f"+{steps:,}" if base_steps else f"{steps:,}",
+    ]
+
+
+def copy_table(limit: int = 0) -> dict | None:
+    """Generate-only and copy rows per α that has a copy model; None while none is trained."""
+    manifest = read_manifest(CHECKPOINT_DIR)
+    rows, sets = [], None
+    for alpha in ALPHAS:
+        name, base = copy_name(alpha), generate_only_name(alpha)
+        if name not in manifest or base not in manifest:
+            continue
+        for model, checkpoint in (("generate only", base), ("copy", name)):
+            results = model_results(checkpoint, limit)
+            sets = results["copy_testset"]
+            base_steps = manifest[base]["steps"] if model == "copy" else 0
+            rows.append(_row(model, alpha, results, manifest[checkpoint], base_steps))
+    if not rows:
+        return None
+    return {
+        "caption": "Copying: the copy-capable translation models beside the generate-only "
+        "models they started from (beam 5)",
+        "columns": [
+            "model",
+            "α",
+            "copy fidelity",
+            "of which: corpus pairs",
+            "of which: templates",
+            "BLEU, v2 test set",
+            f"{FREQUENT_SOURCES} most frequent training sources, exact",
+            "training steps",
+        ],
+        "rows": rows,
+        "note": f"Copy test set v{sets['version']} ({sets['sentences']:,} sentences, "
+        f"{sets['must_copy_tokens']:,} tokens that must pass through unchanged; "
+        "models/tasks/copy_testset.py): the v2 test pairs whose reference keeps a source token "
+        "verbatim, and template sentences whose names, numbers, percentages, versions, paths, "
+        "URLs, e-mail and IP addresses are drawn from values no training sentence holds. Copy "
+        "fidelity: the share of those tokens found verbatim in the output. The copy models "
+        "start from the generate-only model's weights (training steps: the ones added) and "
+        "learn on the v2 training pairs plus template sentences with training values.",
+    }
