@@ -8,9 +8,10 @@ with the α readout and, for an example, the inputs out of band; a form submitte
 is sent back to its page, drawn for it. A new language first asks GET /api/seq2seq/inflect/cells
 for its features menu alone, which then asks for the figure: a refused lemma never keeps the
 old language's cells.
-"""
 
-from __future__ import annotations
+The two figure routes are made by `figure_route` (no `from __future__ import annotations` here:
+FastAPI reads the route's parameter types from the function the factory builds).
+"""
 
 from typing import Annotated
 
@@ -47,8 +48,6 @@ router = APIRouter(prefix="/api/seq2seq", tags=["sparse seq2seq"])
 
 InflectBudget = Annotated[Budget, Depends(compute_budget(InflectRequest))]
 TranslateBudget = Annotated[Budget, Depends(compute_budget(TranslateRequest))]
-InflectFigureBudget = Annotated[Budget, Depends(compute_budget(InflectFigure, "query"))]
-TranslateFigureBudget = Annotated[Budget, Depends(compute_budget(TranslateFigure, "query"))]
 
 ERRORS = error_responses(
     "; a request costs more the longer the text and the wider the beam",
@@ -139,23 +138,18 @@ def inflect_cells(
     return respond(request, cells, "partials/seq2seq/features-select.html", context)
 
 
-@router.get("/inflect/figure", include_in_schema=False, response_model=None)
-def inflect_figure(
-    request: Request,
-    figure: Annotated[InflectFigure, Query()],
-    registry: Registry,
-    budget: InflectFigureBudget,
-) -> BaseModel | Response:
-    """The inflection widget's figure for its form's fields."""
-    return answer(request, figure, registry, budget)
+def figure_route(path: str, schema: type[InflectFigure] | type[TranslateFigure]) -> None:
+    """GET /api/seq2seq/<path>/figure: the widget's figure for its form's fields."""
+    budget_of = Annotated[Budget, Depends(compute_budget(schema, "query"))]
+
+    def route(
+        request: Request, figure: Annotated[schema, Query()], registry: Registry, budget: budget_of
+    ) -> BaseModel | Response:
+        return answer(request, figure, registry, budget)
+
+    route.__doc__ = f"The {schema.TASK} widget's figure for its form's fields."
+    router.get(f"/{path}/figure", include_in_schema=False, response_model=None)(route)
 
 
-@router.get("/translate/figure", include_in_schema=False, response_model=None)
-def translate_figure(
-    request: Request,
-    figure: Annotated[TranslateFigure, Query()],
-    registry: Registry,
-    budget: TranslateFigureBudget,
-) -> BaseModel | Response:
-    """The translation widget's figure for its form's fields."""
-    return answer(request, figure, registry, budget)
+figure_route("inflect", InflectFigure)
+figure_route("translate", TranslateFigure)
