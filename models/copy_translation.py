@@ -35,7 +35,7 @@ Read top to bottom:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sentencepiece as spm
@@ -209,15 +209,16 @@ class CopySeq2Seq(Seq2Seq):
         prev_embedded: torch.Tensor,
         state: DecoderState,
         memory: CopyMemory,
+        attn_alpha: float | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
         """One step from the previous piece's embedding (k, emb) -> scores (k, V + src_len)
-        (-inf at padding), attention (k, src_len), the next state."""
+        (-inf at padding), attention (k, src_len), the next state; `attn_alpha` None is the
+        trained one."""
         x = torch.cat([prev_embedded, state.feed], dim=-1)  # (k, emb + hidden)
         h, c = self.decoder(self.dropout(x), (state.h, state.c))
         scores = (memory.keys * h.unsqueeze(1)).sum(-1)  # (k, src_len)
-        attention = alpha_map(
-            scores.masked_fill(~memory.mask, float("-inf")), self.config.attn_alpha
-        )
+        alpha = self.config.attn_alpha if attn_alpha is None else attn_alpha
+        attention = alpha_map(scores.masked_fill(~memory.mask, float("-inf")), alpha)
         context = (attention.unsqueeze(-1) * memory.values).sum(1)  # (k, hidden)
         feed = torch.tanh(self.attn_combine(torch.cat([context, h], dim=-1)))  # (k, hidden)
         dropped = self.dropout(feed)
@@ -392,12 +393,25 @@ def greedy_decode_pieces(
     return results
 
 
+@dataclass(frozen=True)
+class PieceStep:
+    """What one decoding step of a hypothesis saw, in float64."""
+
+    attention: torch.Tensor  # (src_len,) the attention over source positions
+    pieces: torch.Tensor  # (keys,) each piece's probability: vocabulary entry + its positions
+    copy: torch.Tensor  # (src_len,) the mass each source position got as a pointer
+
+    @property
+    def copy_mass(self) -> float:
+        return float(self.copy.sum())
+
+
 @dataclass
 class PieceHypothesis:
     keys: list[int]
     log_prob: float
     finished: bool
-    copy_mass: list[float]  # per step: the mass that went to source positions
+    trail: list[PieceStep]  # one per step, the step that ended it included
 
 
 @dataclass
@@ -406,11 +420,16 @@ class PieceBeamResult:
     pieces: list[list[str]]  # per hypothesis
     exact: bool
     covered_mass: float
-    copy_mass: list[float]  # per step of the best hypothesis: mass on source positions
+    keys: PieceKeys  # names every key of the steps' piece distributions
 
     @property
     def best(self) -> list[str]:
         return self.pieces[0]
+
+    @property
+    def copy_mass(self) -> list[float]:
+        """Per step of the best hypothesis: the mass that went to source positions."""
+        return [step.copy_mass for step in self.hypotheses[0].trail]
 
 
 @torch.inference_mode()
@@ -421,11 +440,17 @@ def beam_search_pieces(
     target_sp: spm.SentencePieceProcessor,
     width: int = 5,
     max_len: int = 50,
+    attn_alpha: float | None = None,
+    out_alpha: float | None = None,
+    check: Callable[[], None] | None = None,
 ) -> PieceBeamResult:
     """Beam search over pieces for one source. As in models.seq2seq.beam_search, ``exact`` is
     True when no piece with nonzero probability was pruned and no live hypothesis was cut by
     max_len: then the n-best holds every piece sequence the model can produce. The certificate
-    counts pieces, not vocabulary entries and positions: merged mass is one continuation."""
+    counts pieces, not vocabulary entries and positions: merged mass is one continuation.
+    The α's default to the trained ones; `check` is called before every step and may raise to
+    stop the decode."""
+    out_alpha = model.config.out_alpha if out_alpha is None else out_alpha
     keys = PieceKeys.build(source_pieces, target_sp)
     src = torch.tensor([[source_sp.piece_to_id(p) for p in source_pieces]])
     memory, state = model.encode(src, torch.tensor([src.shape[1]]))
@@ -436,12 +461,13 @@ def beam_search_pieces(
     exact = True
     chosen = torch.tensor([BOS])
     for _ in range(max_len):
+        if check is not None:
+            check()
         k = len(live)
         inputs = _inputs_for(model, chosen, source_keys.expand(k, -1), memory.expand(k))
-        scores, _, state = model.copy_step(inputs, state, memory.expand(k))
-        probs = entmax(scores.double(), model.config.out_alpha)  # (k, V + src_len)
+        scores, attention, state = model.copy_step(inputs, state, memory.expand(k), attn_alpha)
+        probs = entmax(scores.double(), out_alpha)  # (k, V + src_len)
         per_piece = piece_probabilities(probs, source_keys[0], keys.size)  # (k, pieces)
-        copy_mass = probs[:, vocab:].sum(-1).tolist()
         top_p, top_key = per_piece.topk(min(width, per_piece.shape[1]), dim=-1)
         totals = torch.tensor([h.log_prob for h in live], dtype=torch.float64)[:, None]
         totals = totals + top_p.log()  # -inf where a piece has probability 0
@@ -453,11 +479,12 @@ def beam_search_pieces(
         for log_prob, flat in zip(best.tolist(), index.tolist(), strict=True):
             row, column = divmod(flat, top_p.shape[1])
             key, parent = int(top_key[row, column]), live[row]
-            history = parent.copy_mass + [copy_mass[row]]
+            step = PieceStep(attention[row].double(), per_piece[row], probs[row, vocab:])
+            trail = parent.trail + [step]
             if key == EOS:
-                finished.append(PieceHypothesis(parent.keys, log_prob, True, history))
+                finished.append(PieceHypothesis(parent.keys, log_prob, True, trail))
             else:
-                survivors.append(PieceHypothesis(parent.keys + [key], log_prob, False, history))
+                survivors.append(PieceHypothesis(parent.keys + [key], log_prob, False, trail))
                 rows.append(row)
         if not survivors:
             live = []
@@ -473,7 +500,7 @@ def beam_search_pieces(
         pieces=[[keys.piece(key, target_sp) for key in h.keys] for h in candidates],
         exact=exact,
         covered_mass=float(sum(math.exp(h.log_prob) for h in candidates)),
-        copy_mass=candidates[0].copy_mass,
+        keys=keys,
     )
 
 

@@ -320,6 +320,18 @@ class Step(BaseModel):
         f"(top {OUTPUT_TOP})"
     )
     support_size: int = Field(description="target tokens with nonzero probability")
+    copy_weights: list[float] | None = Field(
+        None,
+        description="a copy model's pointer: the mass each source token got to be emitted "
+        "as it is (absent for a generate-only model)",
+        exclude_if=lambda value: value is None,
+    )
+    copy_mass: float | None = Field(
+        None,
+        description="a copy model's share of this step's mass on source tokens rather than on "
+        "the vocabulary (absent for a generate-only model)",
+        exclude_if=lambda value: value is None,
+    )
 
 
 class Hypothesis(BaseModel):

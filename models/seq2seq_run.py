@@ -33,7 +33,7 @@ from models.references import InflectionLexicon, TranslationCorpus
 from models.seq2seq import UNK, Trace
 from models.tasks.inflection_serving import Inflector
 from models.tasks.translation import entry_corpus
-from models.tasks.translation_serving import Translator
+from models.tasks.translation_serving import CopyTranslator, Translator
 
 Task = Literal["inflection", "translation"]
 TASKS: tuple[Task, ...] = ("inflection", "translation")
@@ -54,6 +54,9 @@ SERVED: dict[Task, dict[float, str]] = {
         2.0: "seq2seq-translate-big-a2-replay",
     },
 }
+# Translation's copy-capable models (models/copy_translation.py), by trained α: a request with
+# `copy` gets the one at its α (each was fine-tuned from the generate-only model above).
+COPY_SERVED: dict[float, str] = {}
 # The reference files the verdicts read: the lexicon, and the corpus the served models learned.
 SERVED_CORPUS = "v2"
 REFERENCES: dict[Task, str] = {
@@ -67,7 +70,8 @@ Check = Callable[[], None] | None
 
 def served_names() -> tuple[str, ...]:
     """Every checkpoint and reference file the family serves: what start-up loads."""
-    return (*(n for names in SERVED.values() for n in names.values()), *REFERENCES.values())
+    models = [*(n for names in SERVED.values() for n in names.values()), *COPY_SERVED.values()]
+    return (*models, *REFERENCES.values())
 
 
 def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
@@ -83,6 +87,17 @@ def resolve(task: Task, alpha: float | None) -> tuple[float, str]:
         f"{', '.join(f'{a:g}' for a in served)}, or keep one of those and set `inference_alpha` "
         "to decode it with any α from 1 to 2."
     )
+
+
+def copy_checkpoint(alpha: float) -> str:
+    """The copy model trained with `alpha` (a trained α, as `resolve` returns it)."""
+    if alpha not in COPY_SERVED:
+        trained = ", ".join(f"{a:g}" for a in COPY_SERVED) or "none yet"
+        raise InvalidInput(
+            f"There is no copy model trained with α = {alpha:g} (copy models: {trained}); "
+            "pick one of those α values, or leave `copy` out."
+        )
+    return COPY_SERVED[alpha]
 
 
 # --- the trace ---------------------------------------------------------------------------------
@@ -194,6 +209,7 @@ class InflectionInput(DecodeOptions, Protocol):
 
 class TranslationInput(DecodeOptions, Protocol):
     text: str
+    copy_model: bool
 
 
 # --- the served models -------------------------------------------------------------------------
@@ -223,7 +239,8 @@ def load_served(checkpoint_dir: Path, name: str, entry: dict[str, Any]) -> Serve
     if task == "inflection":
         runner: Inflector | Translator = Inflector.load(name, checkpoint_dir)
     elif task == "translation":
-        runner = Translator.load(name, checkpoint_dir)
+        kind = CopyTranslator if entry["family"] == "seq2seq-copy" else Translator
+        runner = kind.load(name, checkpoint_dir)
     else:
         raise ValueError(f"seq2seq task {task!r} has no widget")
     config = entry["config"]
@@ -554,7 +571,8 @@ def inflect(request: InflectionInput, load: Load, check: Check = None) -> Inflec
 
 
 def translate(request: TranslationInput, load: Load, check: Check = None) -> TranslateResponse:
-    served: ServedSeq2Seq = load(resolve("translation", request.alpha)[1])
+    trained, name = resolve("translation", request.alpha)
+    served: ServedSeq2Seq = load(copy_checkpoint(trained) if request.copy_model else name)
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Translator)

@@ -40,6 +40,7 @@ from models.tasks.copy_testset import (
     template_examples,
     value_split,
 )
+from models.tasks.translation_serving import CopyTranslator
 
 SENTENCES = [
     "open the file now",
@@ -310,3 +311,45 @@ def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> No
     assert "982 sentences, 1,218 tokens" in table["note"]
     monkeypatch.setattr(evaluate_copy, "read_manifest", lambda directory: {})
     assert evaluate_copy.copy_table() is None
+
+
+def test_served_trace_shows_the_pointer(tokenizer) -> None:
+    """The copy model's Trace: each step's pointer over the source beside its attention, its
+    piece distribution naming the copied string, and the best hypothesis as text."""
+    vocab = tokenizer.get_piece_size()
+    model = tiny_model(vocab)
+    model.eval()
+    with torch.no_grad():
+        model.generator.bias.fill_(-50.0)
+        model.generator.bias[EOS] = 0.0
+        model.copy_bias.fill_(50.0)
+    trace = CopyTranslator(model, tokenizer, tokenizer).translate("Zorblax", beam_width=2)
+    assert trace.source_tokens == ["▁Zorblax"]
+    assert trace.hypotheses[0].text.startswith("Zorblax")
+    for step in trace.steps:
+        assert len(step.copy_weights) == len(step.attention) == len(trace.source_tokens)
+        assert step.copy_mass == pytest.approx(sum(step.copy_weights), abs=1e-5)
+        assert sum(entry.probability for entry in step.output) <= 1 + 1e-5
+    first = trace.steps[0]
+    assert first.copy_mass == pytest.approx(1.0)
+    assert first.output[0].token == "▁Zorblax" and first.support_size == 1
+    assert "copy_weights" in first.model_dump()
+    generated = trace.model_copy(
+        update={"steps": [first.model_copy(update={"copy_weights": None, "copy_mass": None})]}
+    )
+    assert "copy_weights" not in generated.model_dump()["steps"][0]  # absent, not null
+
+
+def test_beam_search_over_pieces_stops_when_checked(tokenizer) -> None:
+    model = tiny_model(tokenizer.get_piece_size())
+    model.eval()
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) > 2:
+            raise TimeoutError("deadline")
+
+    with pytest.raises(TimeoutError):
+        beam_search_pieces(model, ["▁open"], tokenizer, tokenizer, width=2, max_len=9, check=check)
+    assert len(calls) == 3

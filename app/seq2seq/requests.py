@@ -281,6 +281,13 @@ class TranslateRequest(Seq2SeqDecodeOptions):
         json_schema_extra=sentence_schema,
     )
 
+    copy_model: bool = Field(
+        False,
+        description="decode with the copy-capable model trained with `alpha`: at each step it "
+        "generates a vocabulary piece or points at a source position and emits that piece "
+        "(each step's `copy_weights` and `copy_mass` say how much went to pointing)",
+    )
+
     @field_validator("text")
     @classmethod
     def sentence_size(cls, text: str) -> str:
@@ -446,8 +453,10 @@ class FigureOptions(BaseModel):
     def address(self, prefix: str) -> dict[str, str | None]:
         """The page-address keys that reproduce this figure (None removes a key)."""
         inference = self.mode == "inference"
+        flags = {name for name in self.inputs() if isinstance(getattr(self, name), bool)}
         values: dict[str, str | None] = {
-            **self.model_dump(include=self.inputs()),
+            **self.model_dump(include=self.inputs() - flags),
+            **{name: "1" if getattr(self, name) else None for name in flags},
             "beam_width": str(self.beam_width),
             "mode": self.mode,
             "alpha": f"{self.alpha:g}",

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import sentencepiece as spm
 
 from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.copy_translation import (
+    CopySeq2Seq,
+    PieceKeys,
+    PieceStep,
+    beam_search_pieces,
+    detokenize,
+)
 from models.errors import InvalidInput
-from models.seq2seq import Seq2Seq, Trace, decode
+from models.seq2seq import (
+    EOS,
+    OUTPUT_TOP,
+    Hypothesis,
+    OutputEntry,
+    Seq2Seq,
+    Step,
+    Trace,
+    decode,
+    six_digits,
+)
 from models.tasks.translation import entry_corpus
 from models.tasks.translation_tokenizers import (
     MAX_SOURCE_CHARS,
@@ -78,4 +96,70 @@ class Translator:
             attn_alpha=attn_alpha,
             out_alpha=out_alpha,
             check=check,
+        )
+
+
+class CopyTranslator(Translator):
+    """A copy-capable model (models/copy_translation.py): the same Trace, each step with the
+    pointer's share beside the attention, its output distribution over pieces (a piece's
+    vocabulary entry and the source positions holding it summed)."""
+
+    model: CopySeq2Seq
+
+    def translate(
+        self,
+        text: str,
+        beam_width: int = 5,
+        attn_alpha: float | None = None,
+        out_alpha: float | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> Trace:
+        pieces = self.source_sp.encode(normalised_sentence(text), out_type=str)
+        attn = self.model.config.attn_alpha if attn_alpha is None else attn_alpha
+        out = self.model.config.out_alpha if out_alpha is None else out_alpha
+        result = beam_search_pieces(
+            self.model,
+            pieces,
+            self.source_sp,
+            self.target_sp,
+            beam_width,
+            max_output_length(len(pieces)),
+            attn,
+            out,
+            check,
+        )
+        hypotheses = [
+            Hypothesis(text=detokenize(tokens), tokens=tokens, probability=math.exp(h.log_prob))
+            for h, tokens in zip(result.hypotheses, result.pieces, strict=True)
+        ]
+        best = result.hypotheses[0]
+        emitted = best.keys + ([EOS] if best.finished else [])
+        steps = [
+            self._step(result.keys.piece(key, self.target_sp), step, result.keys)
+            for key, step in zip(emitted, best.trail, strict=True)
+        ]
+        return Trace(
+            source_tokens=pieces,
+            hypotheses=hypotheses,
+            exact=result.exact,
+            covered_mass=min(result.covered_mass, 1.0),
+            steps=steps,
+            attn_alpha=attn,
+            out_alpha=out,
+        )
+
+    def _step(self, token: str, step: PieceStep, keys: PieceKeys) -> Step:
+        support = int((step.pieces > 0).sum())
+        top_p, top_key = step.pieces.topk(min(OUTPUT_TOP, support))
+        return Step(
+            token=token,
+            attention=[six_digits(float(a)) for a in step.attention],
+            attention_support=int((step.attention > 0).sum()),
+            output=[
+                OutputEntry(token=keys.piece(key, self.target_sp), probability=six_digits(p))
+                for p, key in zip(top_p.tolist(), top_key.tolist(), strict=True)
+            ],
+            support_size=support,
+            copy_weights=[six_digits(float(c)) for c in step.copy],
+            copy_mass=six_digits(step.copy_mass),
         )
