@@ -386,6 +386,7 @@ def export_safetensors(state_path: Path, out_path: Path) -> dict:
     weights = {k: v.detach().contiguous() for k, v in saved["model"].items()}
     out_path.parent.mkdir(parents=True, exist_ok=True)
     save_file(weights, out_path, metadata={"family": "seq2seq-copy"})
+    out_path.chmod(0o644)  # readable by the web server whichever user it runs as
     last = state["curve"][-1] if state["curve"] else {}
     return {
         "family": "seq2seq-copy",

@@ -56,7 +56,7 @@ SERVED: dict[Task, dict[float, str]] = {
 }
 # Translation's copy-capable models (models/copy_translation.py), by trained α: a request with
 # `copy` gets the one at its α (each was fine-tuned from the generate-only model above).
-COPY_SERVED: dict[float, str] = {}
+COPY_SERVED: dict[float, str] = {1.5: "seq2seq-translate-copy-a1.5"}
 # The reference files the verdicts read: the lexicon, and the corpus the served models learned.
 SERVED_CORPUS = "v2"
 REFERENCES: dict[Task, str] = {
@@ -95,7 +95,7 @@ def copy_checkpoint(alpha: float) -> str:
         trained = ", ".join(f"{a:g}" for a in COPY_SERVED) or "none yet"
         raise InvalidInput(
             f"There is no copy model trained with α = {alpha:g} (copy models: {trained}); "
-            "pick one of those α values, or leave `copy` out."
+            "pick one of those α values, or leave `copy_model` out."
         )
     return COPY_SERVED[alpha]
 

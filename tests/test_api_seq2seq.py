@@ -32,9 +32,10 @@ from app.main import ROOT, create_app
 from app.seq2seq import service as seq2seq_service
 from models import seq2seq_run
 from models.checkpoints import read_manifest, save_checkpoint, update_manifest
+from models.copy_translation import CopySeq2Seq
 from models.references import load_reference
 from models.seq2seq import Config, Seq2Seq
-from models.seq2seq_run import REFERENCES, SERVED, SERVED_CORPUS
+from models.seq2seq_run import COPY_SERVED, REFERENCES, SERVED, SERVED_CORPUS
 from models.tasks.inflection import language_tables, lemma_split
 from models.tasks.inflection_vocab import VOCAB_FILE, InflectionVocab
 from models.tasks.translation_tokenizers import load_tokenizers, tokenizer_path
@@ -83,6 +84,9 @@ def write_tiny_checkpoints(target: Path) -> None:
             if task == "translation":
                 entry["data"] = {"corpus": SERVED_CORPUS}
             save_checkpoint(Seq2Seq(config), SERVED[task][alpha], entry, target)
+            if task == "translation" and alpha in COPY_SERVED:
+                entry = {**entry, "family": "seq2seq-copy"}
+                save_checkpoint(CopySeq2Seq(config), COPY_SERVED[alpha], entry, target)
 
 
 @pytest.fixture(scope="module")
@@ -1080,3 +1084,38 @@ def test_hostile_numbers_in_a_figure_address_are_never_a_server_error(
         if response.status_code == 422:
             detail = response.json()["detail"]
             assert "invalid literal" not in detail and "sys.set_int_max_str_digits" not in detail
+
+
+# --- the copy model ------------------------------------------------------------------------
+
+
+def test_the_copy_model_answers_with_its_pointer(api: TestClient) -> None:
+    """`copy_model` picks the α's copy model; each of its steps says how much mass went to
+    pointing and at which source token, beside the attention. Generate-only steps have no
+    such fields."""
+    alpha = next(iter(COPY_SERVED))
+    copied = post(api, "translate", {**SENTENCE, "alpha": alpha, "copy_model": True})
+    assert copied["model"]["name"] == COPY_SERVED[alpha]
+    for step in copied["steps"]:
+        assert len(step["copy_weights"]) == len(copied["source_tokens"])
+        assert all(weight >= 0 for weight in step["copy_weights"])
+        assert math.isclose(step["copy_mass"], sum(step["copy_weights"]), abs_tol=1e-4)
+        assert step["copy_mass"] <= 1 + 1e-6
+    generated = post(api, "translate", {**SENTENCE, "alpha": alpha})
+    assert generated["model"]["name"] == SERVED["translation"][alpha]
+    assert all("copy_weights" not in step for step in generated["steps"])
+    listed = api.get("/api/seq2seq/options").json()["translation"]["copy_models"]
+    assert [(m["alpha"], m["name"], m["available"]) for m in listed] == [
+        (a, name, True) for a, name in COPY_SERVED.items()
+    ]
+
+
+def test_a_copy_model_the_alpha_lacks_is_a_422_that_names_the_ones_there(api: TestClient) -> None:
+    alpha = next(a for a in ALPHAS if a not in COPY_SERVED)
+    response = api.post(
+        "/api/seq2seq/translate", json={**SENTENCE, "alpha": alpha, "copy_model": True}
+    )
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert f"no copy model trained with α = {alpha:g}" in detail
+    assert ", ".join(f"{a:g}" for a in COPY_SERVED) in detail and "`copy_model`" in detail

@@ -517,6 +517,9 @@ class TranslationOptions(BaseModel):
     target_language: str = "de"
     alphas: list[float]
     models: list[ModelOption]
+    copy_models: list[ModelOption] = Field(
+        description="the copy-capable models (`copy_model` in a request), by trained α"
+    )
     examples: list[TranslationExample] = Field(
         description="example sentences: from the test and training splits, and one the corpus "
         "lacks (each answer's `reference` says which)"

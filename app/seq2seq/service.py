@@ -10,6 +10,7 @@ threadpool (plain `def` endpoints), never on the event loop.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from app.answer_cache import ANSWERS
@@ -29,10 +30,20 @@ from app.seq2seq.requests import (  # the examples are part of the options the A
     TranslationOptions,
     TranslationReference,
 )
-from models.seq2seq_run import DEFAULT_ALPHA, SERVED, judge, load_reference, load_served, run
+from models.seq2seq import Step
+from models.seq2seq_run import (
+    COPY_SERVED,
+    DEFAULT_ALPHA,
+    SERVED,
+    judge,
+    load_reference,
+    load_served,
+    run,
+)
 from models.tasks.inflection_serving import inflection_options
 
 register_loader("seq2seq")(load_served)
+register_loader("seq2seq-copy")(load_served)
 register_loader("reference")(load_reference)
 
 
@@ -40,9 +51,11 @@ def format_alphas(alphas: list[float]) -> str:
     return ", ".join(f"{alpha:g}" for alpha in alphas)
 
 
-def model_options(registry: ModelRegistry, task: Task) -> list[ModelOption]:
+def model_options(registry: ModelRegistry, task: Task, copy: bool = False) -> list[ModelOption]:
+    """Each trained α's model (or, with `copy`, translation's copy model) and whether it can
+    be served."""
     options = []
-    for alpha, name in SERVED[task].items():
+    for alpha, name in (COPY_SERVED if copy else SERVED[task]).items():
         try:
             registry.get(name)
         except ModelUnavailable as exc:
@@ -69,6 +82,7 @@ def options(registry: ModelRegistry) -> OptionsResponse:
         translation=TranslationOptions(
             alphas=[option.alpha for option in translation_models],
             models=translation_models,
+            copy_models=model_options(registry, "translation", copy=True),
             examples=list(TRANSLATION_EXAMPLES),
         ),
     )
@@ -102,11 +116,13 @@ HEATMAP_MAX_COLUMNS = 48  # source tokens
 STEP_CARDS_SHOWN = 40
 
 
-def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
-    """The attention heatmap's layout in cell units: rows are output steps, columns source
-    tokens; a nonzero weight gets a tint of at least 0.12 so it never looks like an exact 0.
-    At most HEATMAP_MAX_ROWS × HEATMAP_MAX_COLUMNS cells; `hidden_rows` and `hidden_columns`
-    count what is left out."""
+def heatmap_view(
+    response: Seq2SeqResponse, weights: Callable[[Step], list[float]] = lambda s: s.attention
+) -> dict[str, Any]:
+    """A heatmap's layout in cell units (the attention's, or a copy model's pointer with
+    `weights`): rows are output steps, columns source tokens; a nonzero weight gets a tint of
+    at least 0.12 so it never looks like an exact 0. At most HEATMAP_MAX_ROWS ×
+    HEATMAP_MAX_COLUMNS cells; `hidden_rows` and `hidden_columns` count what is left out."""
     source_tokens = response.source_tokens[:HEATMAP_MAX_COLUMNS]
     shown_steps = response.steps[:HEATMAP_MAX_ROWS]
     source_chars = max((len(token) for token in source_tokens), default=1)
@@ -132,7 +148,7 @@ def heatmap_view(response: Seq2SeqResponse) -> dict[str, Any]:
                     "p": p,
                     "opacity": round(0.12 + 0.88 * p, 3),
                 }
-                for col, p in enumerate(step.attention[:HEATMAP_MAX_COLUMNS])
+                for col, p in enumerate(weights(step)[:HEATMAP_MAX_COLUMNS])
             ],
         }
         for row, step in enumerate(shown_steps)
@@ -178,6 +194,9 @@ def result_view(
             "result": response,
             "compact": compact,
             "heatmap": heatmap_view(response),
+            "pointer": heatmap_view(response, lambda step: step.copy_weights or [])
+            if steps and steps[0].copy_weights is not None
+            else None,
             "mean_attention_support": f"{mean_attention:.2f}".rstrip("0").rstrip("."),
             "mean_output_support": f"{mean_output:.2f}".rstrip("0").rstrip("."),
             "marks": hypothesis_marks(response),

@@ -74,6 +74,11 @@ def alpha_name(alpha: float) -> str:
 
 
 def readout(figure: FigureOptions) -> str:
+    copying = ", through its copy model" if getattr(figure, "copy_model", False) else ""
+    return alpha_readout(figure) + copying
+
+
+def alpha_readout(figure: FigureOptions) -> str:
     if figure.compare:
         alphas = service.format_alphas(list(SERVED[figure.TASK]))
         if figure.mode == "inference":
@@ -91,6 +96,11 @@ def readout(figure: FigureOptions) -> str:
 
 
 def column_title(request: Seq2SeqDecodeOptions) -> str:
+    copying = ", copy model" if getattr(request, "copy_model", False) else ""
+    return alpha_title(request) + copying
+
+
+def alpha_title(request: Seq2SeqDecodeOptions) -> str:
     if request.inference_alpha is not None:
         return f"inference-time α = {request.inference_alpha:g} (trained with {request.alpha:g})"
     return f"α = {request.alpha:g} ({alpha_name(request.alpha)})"

@@ -322,3 +322,35 @@ def test_step_cards_show_whole_tokens_and_scroll_with_a_cue(
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     steps.locator("xpath=..").screenshot(path=SCREENSHOTS / f"seq2seq-step-cards-{width}.png")
     tracked_page.assert_clean()
+
+
+def test_the_copy_model_shows_where_it_points(tracked_page: TrackedPage) -> None:
+    """Tick "copy model": the figure adds the pointer heatmap (exact zeros hatched) and each
+    step card says how much went to pointing; the address keeps the choice across a reload."""
+    page = tracked_page.page
+    widget = open_widget(tracked_page, TRANSLATE)
+    sentence = "Connection refused by server 192.168.0.1"
+    widget.locator("textarea[name=text]").fill(sentence)
+    wait_for_figure(widget, "1.5", sentence)
+    expect(figure(widget).locator("[data-s2s-pointer]")).to_have_count(0)
+    widget.locator("input[name=copy_model]").check()
+    pointer = figure(widget).locator("[data-s2s-pointer]")
+    expect(pointer).to_be_visible(timeout=FIGURE_MS)
+    expect(figure(widget).locator(".s2s-model")).to_contain_text("seq2seq-translate-copy-a1.5")
+    expect(widget.locator("[data-s2s-readout]")).to_contain_text("through its copy model")
+    expect(figure(widget).locator(".s2s-best")).to_contain_text("192.168.0.1")
+    masses = (
+        figure(widget)
+        .locator("[data-s2s-copy-mass]")
+        .evaluate_all("cards => cards.map((card) => Number(card.dataset.s2sCopyMass))")
+    )
+    assert max(masses) > 0.5  # the address is pointed at
+    assert min(masses) == 0  # and some words are generated with no mass on any position
+    assert pointer.locator(".s2s-cell-zero").count() > pointer.locator(".s2s-cell").count()
+    assert query_state(page)["translate.copy_model"] == "1"
+
+    page.reload()
+    widget = page.locator(TRANSLATE)
+    expect(widget.locator("input[name=copy_model]")).to_be_checked()
+    expect(figure(widget).locator("[data-s2s-pointer]")).to_be_visible(timeout=FIGURE_MS)
+    tracked_page.assert_clean()
