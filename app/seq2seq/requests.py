@@ -479,6 +479,23 @@ class TranslateFigure(FigureOptions, TranslateRequest):
     EXAMPLES = TRANSLATION_EXAMPLES
     TASK = "translation"
 
+    copy_beside: bool = Field(
+        False,
+        description="with `copy_model` (and no α comparison): the generate-only model's answer "
+        "in a column beside the copy model's",
+    )
+
+    def columns(self) -> list[Seq2SeqDecodeOptions]:
+        """As FigureOptions', or the generate-only model's column, then the copy model's."""
+        columns = super().columns()
+        if not (self.copy_model and self.copy_beside) or self.compare:
+            return columns
+        return [columns[0].model_copy(update={"copy_model": False}), *columns]
+
+    def address(self, prefix: str) -> dict[str, str | None]:
+        beside = "1" if self.copy_beside else None
+        return {**super().address(prefix), f"{prefix}.copy_beside": beside}
+
 
 class InflectionOptions(BaseModel):
     languages: list[str]

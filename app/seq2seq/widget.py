@@ -74,7 +74,10 @@ def alpha_name(alpha: float) -> str:
 
 
 def readout(figure: FigureOptions) -> str:
-    copying = ", through its copy model" if getattr(figure, "copy_model", False) else ""
+    copying = ""
+    if getattr(figure, "copy_model", False):
+        beside = len(figure.columns()) == 2 and not figure.compare
+        copying = ", through its copy model" + (" beside the generate-only one" if beside else "")
     return alpha_readout(figure) + copying
 
 
@@ -132,11 +135,12 @@ def figure_view(
 ) -> dict[str, Any]:
     """One result, or the compared columns (a column whose model cannot answer says why; if
     none can, the first reason is raised: InvalidInput or ModelUnavailable)."""
-    if not figure.compare:
-        response = run(figure.columns()[0], registry.get, check)  # type: ignore[arg-type]
+    requests = figure.columns()
+    if len(requests) == 1:
+        response = run(requests[0], registry.get, check)  # type: ignore[arg-type]
         return {"single": service.result_view(response)["view"], "columns": None}
     columns, failures = [], []
-    for request in figure.columns():
+    for request in requests:
         try:
             response = run(request, registry.get, check)  # type: ignore[arg-type]
         except (InvalidInput, ModelUnavailable) as exc:

@@ -353,4 +353,13 @@ def test_the_copy_model_shows_where_it_points(tracked_page: TrackedPage) -> None
     widget = page.locator(TRANSLATE)
     expect(widget.locator("input[name=copy_model]")).to_be_checked()
     expect(figure(widget).locator("[data-s2s-pointer]")).to_be_visible(timeout=FIGURE_MS)
+
+    widget.locator("input[name=copy_beside]").check()  # the generate-only model beside it
+    columns = widget.locator(".s2s-compare-column")
+    expect(columns).to_have_count(2, timeout=FIGURE_MS)
+    titles = columns.locator(".s2s-compare-title").all_text_contents()
+    assert titles == ["α = 1.5 (1.5-entmax)", "α = 1.5 (1.5-entmax), copy model"]
+    expect(columns.nth(0).locator("[data-s2s-pointer]")).to_have_count(0)
+    expect(columns.nth(1).locator("[data-s2s-pointer]")).to_have_count(1)
+    assert query_state(page)["translate.copy_beside"] == "1"
     tracked_page.assert_clean()
