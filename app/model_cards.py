@@ -15,6 +15,7 @@ from typing import Any
 
 from models import pointer_run, seq2seq_run
 from models.checkpoints import ancestry
+from models.evaluate_copy import copy_name, generate_only_name
 from models.evaluate_seq2seq import model_name as seq2seq_model_name
 
 # paper slug -> the results file (and serving family) its models belong to
@@ -76,11 +77,13 @@ def served(source: str) -> list[tuple[str, float, str, bool]]:
                 name for name in names if pointer_run.is_attention_model(name) == kool
             )
         ]
-    return [
+    generate_only = [
         (task, alpha, name, alpha == seq2seq_run.DEFAULT_ALPHA)
         for task, by_alpha in seq2seq_run.SERVED.items()
         for alpha, name in by_alpha.items()
     ]
+    copying = [("translation", a, name, False) for a, name in seq2seq_run.COPY_SERVED.items()]
+    return generate_only + copying
 
 
 def minutes(seconds: float | None) -> str:
@@ -208,8 +211,21 @@ def seq2seq_what(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("attention α", f"{config['attn_alpha']:g}"),
         ("output α", f"{config['out_alpha']:g}"),
         ("vocabulary", f"{config['src_vocab']:,} source, {config['tgt_vocab']:,} target"),
+        *COPY_TERMS.get(entry.get("family"), []),
         ("parameters", f"{entry['parameters']:,}"),
     ]
+
+
+COPY_TERMS = {
+    "seq2seq-copy": [
+        (
+            "copying",
+            "one α-entmax over [vocabulary; source positions]: each step generates a piece or "
+            "points at a source position and emits its piece",
+        ),
+        ("loss", "Fenchel–Young, against the gold piece spread over every entry that writes it"),
+    ]
+}
 
 
 def pointer_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -330,7 +346,7 @@ def seq2seq_results(
 ) -> list[ResultRows]:
     """The rows whose (setting, α) name this checkpoint (models.evaluate_seq2seq.model_name)."""
     found = []
-    for table_id in ("inflection-full", "translation-live"):
+    for table_id in ("inflection-full", "translation-live", "copy"):
         table = tables.get(table_id)
         if table is None:
             continue
@@ -340,11 +356,18 @@ def seq2seq_results(
                 alpha = float(row[1])
             except (TypeError, ValueError):
                 continue
-            if seq2seq_model_name(task, alpha, str(row[0])) == name:
+            if row_checkpoint(table_id, task, alpha, str(row[0])) == name:
                 rows.append(row)
         if rows:
             found.append(ResultRows(table_id, table.get("caption", ""), table["columns"], rows))
     return found
+
+
+def row_checkpoint(table_id: str, task: str, alpha: float, model: str) -> str:
+    """The checkpoint a seq2seq results row names by its model column and α."""
+    if table_id == "copy":
+        return copy_name(alpha) if model == "copy" else generate_only_name(alpha)
+    return seq2seq_model_name(task, alpha, model)
 
 
 def routing_results(

@@ -394,7 +394,7 @@ def export_safetensors(state_path: Path, out_path: Path) -> dict:
         "config": meta["config"],
         "parameters": sum(v.numel() for v in weights.values()),
         "seed": meta["plan"]["seed"],
-        "init_from": {k: meta["init_from"].get(k) for k in ("checkpoint", "sha256", "steps")},
+        "init_from": {k: meta["init_from"].get(k) for k in ("checkpoint", "sha256")},
         "data": meta["data"],
         "steps": state["step"],
         "batch_size": meta["plan"]["batch_size"],

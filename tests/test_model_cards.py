@@ -23,7 +23,10 @@ MANIFEST = json.loads((CHECKPOINTS / "manifest.json").read_text())
 SERVED = {
     "pointer-networks": [n for n in pointer_run.served_names() if not is_attention_model(n)],
     "attention-routing": [n for n in pointer_run.served_names() if is_attention_model(n)],
-    "sparse-seq2seq": [name for names in seq2seq_run.SERVED.values() for name in names.values()],
+    "sparse-seq2seq": [
+        *(name for names in seq2seq_run.SERVED.values() for name in names.values()),
+        *seq2seq_run.COPY_SERVED.values(),
+    ],
 }
 
 
@@ -251,3 +254,13 @@ def test_an_encoder_of_one_layer_is_singular() -> None:
         config = {**entry["config"], "encoder_layers": layers}
         what = dict(model_cards.seq2seq_what({**entry, "config": config}))
         assert what["encoder"] == f"bidirectional LSTM, {words}"
+
+
+def test_the_copy_models_card_names_its_mechanism_and_its_parent(pages: dict[str, str]) -> None:
+    """A copy model's card says how it copies and lists the generate-only rounds it was
+    fine-tuned from before its own."""
+    for name in seq2seq_run.COPY_SERVED.values():
+        card = card_html(pages["sparse-seq2seq"], name)
+        assert "one α-entmax over [vocabulary; source positions]" in card
+        parent = MANIFEST[name]["init_from"]["checkpoint"]
+        assert card.index(parent) < card.rindex(name)

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 from app.widgets import WidgetEnv, WidgetError, register_widget
 
 TARGET = re.compile(r"[a-z][a-z0-9-]{0,60}")
-QUERY_KEY = re.compile(r"[a-z][a-z0-9-]{0,40}")
+QUERY_KEY = re.compile(r"[a-z][a-z0-9._-]{0,40}")
 MIN_STEPS, MAX_STEPS = 2, 4
 
 
