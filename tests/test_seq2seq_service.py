@@ -56,3 +56,25 @@ def test_run_explains_what_it_cannot_take(registry: ModelRegistry) -> None:
 def test_run_says_which_model_is_missing(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match=SERVED["translation"][1.5]):
         run(TranslateRequest(text="Permission denied"), ModelRegistry(tmp_path).get)
+
+
+def test_copied_spans_mark_the_pieces_the_pointer_wrote() -> None:
+    """Runs of the best hypothesis by whether pointing had at least half of each step's mass;
+    the end-of-sentence step is not a piece; a generate-only answer has no spans."""
+    from types import SimpleNamespace
+
+    from app.seq2seq.service import copied_spans
+
+    def answer(masses: list[float | None]) -> SimpleNamespace:
+        tokens = ["▁Server", "▁19", "2", ".", "1", "▁abgelehnt"]
+        steps = [SimpleNamespace(copy_mass=m) for m in masses]
+        return SimpleNamespace(hypotheses=[SimpleNamespace(tokens=tokens)], steps=steps)
+
+    spans = copied_spans(answer([0.0, 0.9, 0.5, 0.7, 0.6, 0.49, 0.0]))
+    assert spans == [
+        {"text": "Server ", "copied": False},
+        {"text": "192.1", "copied": True},
+        {"text": " abgelehnt", "copied": False},
+    ]
+    assert copied_spans(answer([None] * 7)) is None
+    assert copied_spans(answer([0.8] * 7)) == [{"text": "Server 192.1 abgelehnt", "copied": True}]

@@ -181,6 +181,30 @@ def hypothesis_marks(response: InflectResponse | TranslateResponse) -> list[bool
     return [None if answers is None else judge(h.text, answers)[0] for h in response.hypotheses]
 
 
+COPIED = 0.5  # a piece is marked copied when pointing got at least this share of its step
+
+
+def copied_spans(response: Seq2SeqResponse) -> list[dict[str, Any]] | None:
+    """The best hypothesis as runs of text, each saying whether its pieces were mostly copied
+    (pointed at in the source); None for a generate-only model."""
+    best = response.hypotheses[0]
+    masses = [step.copy_mass for step in response.steps[: len(best.tokens)]]
+    if not masses or None in masses:
+        return None
+    spans: list[dict[str, Any]] = [{"text": "", "copied": False}]
+    for piece, mass in zip(best.tokens, masses, strict=True):
+        copied = mass >= COPIED
+        text = piece.replace("▁", " ")
+        if spans[-1]["copied"] != copied:
+            if copied and text.startswith(" "):  # the space before a copied word is not copied
+                spans[-1]["text"] += " "
+                text = text[1:]
+            spans.append({"text": "", "copied": copied})
+        spans[-1]["text"] += text
+    spans[0]["text"] = spans[0]["text"].lstrip()
+    return [span for span in spans if span["text"]]
+
+
 def result_view(
     response: InflectResponse | TranslateResponse, compact: bool = False
 ) -> dict[str, Any]:
@@ -200,6 +224,7 @@ def result_view(
             "mean_attention_support": f"{mean_attention:.2f}".rstrip("0").rstrip("."),
             "mean_output_support": f"{mean_output:.2f}".rstrip("0").rstrip("."),
             "marks": hypothesis_marks(response),
+            "copied_spans": copied_spans(response),
             "steps": [
                 {
                     "step": step,
