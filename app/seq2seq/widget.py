@@ -341,13 +341,18 @@ def address_keys(task: Task) -> list[str]:
     return [f"{PREFIX[task]}.{name}" for name in names if name != "example"]
 
 
-@register_widget(
-    "seq2seq-inflect",
-    needs=NEEDS,
-    pure=True,
-    url_keys=address_keys("inflection"),
-    address=seq2seq_address("inflection"),
-)
+def task_widget(task: Task) -> Callable[[Callable[..., dict[str, Any]]], Any]:
+    """Register a task's widget (its name, address keys and address reader from the task)."""
+    return register_widget(
+        WIDGET_ID[task],
+        needs=NEEDS,
+        pure=True,
+        url_keys=address_keys(task),
+        address=seq2seq_address(task),
+    )
+
+
+@task_widget("inflection")
 def inflect_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).inflection
     if not options.languages:
@@ -365,13 +370,7 @@ def inflection_labels(options: Any) -> dict[str, Any]:
     }
 
 
-@register_widget(
-    "seq2seq-translate",
-    needs=NEEDS,
-    pure=True,
-    url_keys=address_keys("translation"),
-    address=seq2seq_address("translation"),
-)
+@task_widget("translation")
 def translate_widget(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
     options = service.options(env.registry).translation
     return widget_context(env, params, "translation", options)
