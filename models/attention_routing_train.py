@@ -150,6 +150,22 @@ def compute_reference(n: int, count: int, chunk: int = 8, stream: str = "curve")
     return path
 
 
+def fill_curve_gaps(curve: list[dict], optimum: float | None) -> None:
+    """Each point's gap to the curve set's mean optimal length. Without the reference file,
+    the optimum is read back from points that carry a gap (a run continued from a shipped
+    checkpoint has its curve, scored against the same set's Held–Karp optima)."""
+    if optimum is None:
+        known = [p for p in curve if p.get("val_gap_pct") is not None]
+        if not known:
+            return
+        point = known[-1]
+        optimum = point["val_greedy"] / (1 + point["val_gap_pct"] / 100)
+    for point in curve:
+        if point.get("val_gap_pct") is None:
+            point["val_gap_pct"] = round(100 * (point["val_greedy"] / optimum - 1), 3)
+            point["optimal_mean"] = round(optimum, 5)
+
+
 def load_reference(n: int, count: int, stream: str = "curve") -> np.ndarray | None:
     path = reference_path(n, count, stream)
     return np.load(path)["lengths"] if path.exists() else None
@@ -279,13 +295,8 @@ class Trainer:
         computed while the run goes on)."""
         if self.reference is None:
             self.reference = load_reference(self.config.n, self.config.curve_count)
-        if self.reference is None:
-            return
-        optimum = float(self.reference.mean())
-        for point in self.curve:
-            if point["val_gap_pct"] is None:
-                point["val_gap_pct"] = round(100 * (point["val_greedy"] / optimum - 1), 3)
-                point["optimal_mean"] = round(optimum, 5)
+        optimum = None if self.reference is None else float(self.reference.mean())
+        fill_curve_gaps(self.curve, optimum)
 
     def state_dict(self) -> dict:
         return {
@@ -324,13 +335,15 @@ class Trainer:
         torch.set_rng_state(state["torch_rng"])
 
     @classmethod
-    def continue_from(cls, name: str, config: TrainConfig, run_dir: Path) -> Trainer:
+    def continue_from(
+        cls, name: str, config: TrainConfig, run_dir: Path, directory: Path = CHECKPOINT_DIR
+    ) -> Trainer:
         """A new run that carries on from the shipped checkpoint `name` (when a run's state.pt
         is gone): its weights as policy and baseline, its step, epoch, wall time and curve; Adam
         starts afresh (the checkpoint has no moments), and the batches continue from its step."""
-        entry = read_manifest()[name]
+        entry = read_manifest(directory)[name]
         trainer = cls(config, run_dir, Config(**entry["config"]))
-        trainer.model.load_state_dict(load_file(CHECKPOINT_DIR / entry["file"]))
+        trainer.model.load_state_dict(load_file(directory / entry["file"]))
         trainer.baseline = trainer.frozen_copy()
         trainer.step, trainer.epoch = entry["steps"], entry["epochs_done"]
         trainer.baseline_updates, trainer.wall_s = entry["baseline_updates"], entry["wall_time_s"]
@@ -456,6 +469,8 @@ def export(run_dir: Path, name: str, directory: Path = CHECKPOINT_DIR) -> dict:
     state = torch.load(run_dir / "state.pt", weights_only=True)
     model = AttentionModel(Config(**state["model_config"]))
     model.load_state_dict(state["model"])
+    reference = load_reference(state["train_config"]["n"], state["train_config"]["curve_count"])
+    fill_curve_gaps(state["curve"], None if reference is None else float(reference.mean()))
     return save_checkpoint(model, name, checkpoint_entry(state), directory)
 
 

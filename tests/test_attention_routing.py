@@ -5,6 +5,7 @@ the baseline is replaced by the paper's rule, and a resumed run takes exactly th
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import pytest
 import torch
@@ -26,7 +27,7 @@ from models.attention_routing_train import (
     random_cities,
     stream_generator,
 )
-from models.checkpoints import load_model
+from models.checkpoints import load_model, update_manifest
 from models.errors import InvalidInput
 from models.pointer_run import PointerRequest, ServedPointer, resolve, run
 from models.tasks import tsp
@@ -203,6 +204,32 @@ def test_curve_points_and_export(tmp_path):
     trainer.model.eval()
     with torch.no_grad():
         assert torch.equal(model.decode(points).tours, trainer.model.decode(points).tours)
+
+
+def test_a_run_continues_from_a_shipped_checkpoint(tmp_path):
+    """When a run's state is gone, its shipped weights carry it on: same policy, step, epoch
+    and curve; a new point's gap comes from the optimum the shipped curve was scored against."""
+    trainer = tiny_trainer(tmp_path / "first")
+    for _ in range(3):
+        trainer.train_step()
+    trainer.curve_point(epoch_end=True, wall_s=1.0)
+    trainer.epoch = 1
+    trainer.save()
+    checkpoints = tmp_path / "checkpoints"
+    entry = export(tmp_path / "first", "attention-routing-tsp8", checkpoints)
+    entry["validation_history"][-1]["val_gap_pct"] = 10.0  # as if scored against Held–Karp
+    update_manifest(checkpoints, "attention-routing-tsp8", entry)
+
+    config = TrainConfig(**{**asdict(trainer.config)})
+    again = Trainer.continue_from("attention-routing-tsp8", config, tmp_path / "again", checkpoints)
+    assert (again.step, again.epoch, again.baseline_updates) == (3, 1, trainer.baseline_updates)
+    shipped, continued = trainer.model.state_dict(), again.model.state_dict()
+    assert all(torch.equal(shipped[key], continued[key]) for key in shipped)
+    again.train_step()
+    point = again.curve_point(epoch_end=False, wall_s=2.0)
+    optimum = entry["validation_history"][-1]["val_greedy"] / 1.1
+    assert point["val_gap_pct"] == round(100 * (point["val_greedy"] / optimum - 1), 3)
+    assert again.wall_s == entry["wall_time_s"] and len(again.curve) == 2
 
 
 # ---- served through the pointer family's one flow (models/pointer_run.py) ----
