@@ -189,6 +189,9 @@ class Trainer:
         self.ema: float | None = None  # warm-up baseline
         self.baseline_values: torch.Tensor | None = None  # baseline's greedy lengths on its set
         self.curve: list[dict] = []
+        # every restart of the run: its step and whether Adam's moments came back (as
+        # models/train.py records them)
+        self.resumes: list[dict] = []
         self.wall_s = 0.0
         self.since_point = [0.0, 0]  # sum of sampled costs, steps, since the last curve point
         self.since_epoch = [0.0, 0]
@@ -311,6 +314,7 @@ class Trainer:
             "baseline_values": self.baseline_values,
             "ema": self.ema,
             "curve": self.curve,
+            "resumes": self.resumes,
             "wall_s": self.wall_s,
             "since_point": self.since_point,
             "since_epoch": self.since_epoch,
@@ -332,6 +336,7 @@ class Trainer:
         ):
             setattr(self, key, state[key])
         self.since_point, self.since_epoch = list(state["since_point"]), list(state["since_epoch"])
+        self.resumes = [*state.get("resumes", []), {"step": self.step, "optimizer_moments": True}]
         torch.set_rng_state(state["torch_rng"])
 
     @classmethod
@@ -350,6 +355,10 @@ class Trainer:
         trainer.curve = [
             {**point, "epoch_end": True, "continued_from": name}
             for point in entry["validation_history"]
+        ]
+        trainer.resumes = [
+            *entry.get("resumes", []),
+            {"step": entry["steps"], "optimizer_moments": False, "from": name},
         ]
         return trainer
 
@@ -458,8 +467,14 @@ def checkpoint_entry(state: dict) -> dict:
             {k: p.get(k) for k in ("step", "wall_s", "val_greedy", "val_gap_pct")}
             for p in (ends or state["curve"][-1:])
         ],
-        "command": f"python -m models.attention_routing_train --n {n} --run <run>; then "
-        f"--run <run> --export <name>",
+        "resumes": state.get("resumes", []),
+        "command": f"python -m models.attention_routing_train --n {n} --run <run>"
+        + "".join(
+            f"; continued with --init-from {r['from']}"
+            for r in state.get("resumes", [])
+            if "from" in r
+        )
+        + "; then --run <run> --export <name>",
     }
 
 

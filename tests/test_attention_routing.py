@@ -230,6 +230,13 @@ def test_a_run_continues_from_a_shipped_checkpoint(tmp_path):
     optimum = entry["validation_history"][-1]["val_greedy"] / 1.1
     assert point["val_gap_pct"] == round(100 * (point["val_greedy"] / optimum - 1), 3)
     assert again.wall_s == entry["wall_time_s"] and len(again.curve) == 2
+    assert again.resumes == [
+        {"step": 3, "optimizer_moments": False, "from": "attention-routing-tsp8"}
+    ]
+    again.save()
+    continued = export(tmp_path / "again", "attention-routing-tsp8-more", checkpoints)
+    assert continued["resumes"] == again.resumes
+    assert "continued with --init-from attention-routing-tsp8;" in continued["command"]
 
 
 # ---- served through the pointer family's one flow (models/pointer_run.py) ----
