@@ -23,7 +23,7 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from models.checkpoints import CHECKPOINT_DIR, load_model, read_manifest
+from models.checkpoints import CHECKPOINT_DIR, ancestry, load_model, read_manifest
 from models.copy_translation import beam_search_pieces, detokenize
 from models.references import matches_reference
 from models.seq2seq import beam_search
@@ -137,9 +137,14 @@ def model_results(name: str, limit: int = 0) -> dict | None:
     return results
 
 
-def _row(model: str, alpha: float, results: dict, entry: dict, base_steps: int) -> list[str]:
+def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:
+    """A table row; training steps are the generate-only model's over all its runs, and the
+    steps a copy model added to them."""
     copy = results["copy"]
-    steps = entry["steps"] - base_steps
+    if entry.get("family") == "seq2seq-copy":
+        steps = f"+{entry['steps']:,}"
+    else:
+        steps = f"{sum(e.get('steps', 0) for e in [*ancestry(entry), entry]):,}"
     return [
         model,
         f"{alpha:g}",
@@ -148,7 +153,7 @@ def _row(model: str, alpha: float, results: dict, entry: dict, base_steps: int) 
         f"{copy['copy_fidelity_template']:.1f}%",
         f"{results['bleu_v2_test']:.1f}",
         f"{100 * results['frequent_exact']:.1f}%",
-        f"+{steps:,}" if base_steps else f"{steps:,}",
+        steps,
     ]
 
 
@@ -163,8 +168,7 @@ def copy_table(limit: int = 0) -> dict | None:
         for model, checkpoint in (("generate only", base), ("copy", name)):
             results = model_results(checkpoint, limit)
             sets = results["copy_testset"]
-            base_steps = manifest[base]["steps"] if model == "copy" else 0
-            rows.append(_row(model, alpha, results, manifest[checkpoint], base_steps))
+            rows.append(_row(model, alpha, results, manifest[checkpoint]))
     if not rows:
         return None
     return {
@@ -186,7 +190,8 @@ def copy_table(limit: int = 0) -> dict | None:
         "models/tasks/copy_testset.py): the v2 test pairs whose reference keeps a source token "
         "verbatim, and template sentences whose names, numbers, percentages, versions, paths, "
         "URLs, e-mail and IP addresses are drawn from values no training sentence holds. Copy "
-        "fidelity: the share of those tokens found verbatim in the output. The copy models "
-        "start from the generate-only model's weights (training steps: the ones added) and "
-        "learn on the v2 training pairs plus template sentences with training values.",
+        "fidelity: the share of those tokens found verbatim in the output. Training steps: the "
+        "generate-only model's over its runs (the big model, then its replay phase), and "
+        "the steps each copy model added, starting from those weights, on the v2 training "
+        "pairs plus template sentences with training values.",
     }

@@ -296,8 +296,8 @@ def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> No
         }
 
     manifest = {
-        "seq2seq-translate-big-a1.5-replay": {"steps": 48_000},
-        "seq2seq-translate-copy-a1.5": {"steps": 54_000},
+        "seq2seq-translate-big-a1.5-replay": {"family": "seq2seq", "steps": 48_000},
+        "seq2seq-translate-copy-a1.5": {"family": "seq2seq-copy", "steps": 6_000},
         "seq2seq-translate-big-a2-replay": {"steps": 48_000},  # no copy model at α = 2
     }
     fidelity = {"seq2seq-translate-big-a1.5-replay": 66.0, "seq2seq-translate-copy-a1.5": 98.5}

@@ -96,10 +96,18 @@ def test_a_cards_scores_are_its_rows_of_the_results(pages: dict[str, str]) -> No
 
 def test_the_bindings_pick_only_the_checkpoints_own_rows() -> None:
     tables = results("seq2seq")["tables"]
+    COPY = seq2seq_run.COPY_SERVED  # noqa: N806 (a table, as SERVED)
     for alpha, name in seq2seq_run.SERVED["translation"].items():
         found = model_cards.seq2seq_results("translation", name, MANIFEST[name], True, tables)
+        copied = [("copy", [["generate only", f"{alpha:g}"]])] if alpha in COPY else []
         assert [(t.table_id, [r[:2] for r in t.rows]) for t in found] == [
-            ("translation-live", [["big + replay", f"{alpha:g}"]])
+            ("translation-live", [["big + replay", f"{alpha:g}"]]),
+            *copied,
+        ]
+    for alpha, name in COPY.items():
+        found = model_cards.seq2seq_results("translation", name, MANIFEST[name], False, tables)
+        assert [(t.table_id, [r[:2] for r in t.rows]) for t in found] == [
+            ("copy", [["copy", f"{alpha:g}"]])
         ]
     entmax = "pointer-sort-entmax15"
     found = model_cards.pointer_results(
