@@ -363,6 +363,31 @@ def translation_live(table: Table) -> str:
     return f"Best BLEU on the v1 test sentences: {join(parts)}."
 
 
+def copy(table: Table) -> str:
+    """Per α with a copy model: what copying changed against the generate-only model it
+    started from, in copy fidelity, BLEU and the frequent sources (signed differences)."""
+    measures = (
+        ("copy fidelity", "copy fidelity", "points"),
+        ("BLEU, v2 test set", "BLEU", "BLEU"),
+        ("500 most frequent training sources, exact", "frequent sources exact", "points"),
+    )
+    parts = []
+    for alpha in dict.fromkeys(column(table, "α")):
+        rows = {str(row[0]): row for row in rows_where(table, "α", alpha)}
+        if not {"generate only", "copy"} <= rows.keys():
+            continue
+        changes = []
+        for name, label, unit in measures:
+            index = list(table["columns"]).index(name)
+            before, after = (rows[m][index] for m in ("generate only", "copy"))
+            change = points(number(after) - number(before))
+            changes.append(f"{label} {before} → {after} ({change} {unit})")
+        parts.append(f"at α = {alpha}, {join(changes)}")
+    if not parts:
+        raise TakeawayError("expected a generate-only and a copy row at some α")
+    return f"Copying against generating only: {'; '.join(parts)}."
+
+
 TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("pointer", "hull"): hull,
     ("pointer", "tsp"): tsp,
@@ -378,6 +403,7 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
     ("seq2seq", "inflection-full"): inflection_full,
     ("seq2seq", "translation-data"): translation_data,
     ("seq2seq", "translation-live"): translation_live,
+    ("seq2seq", "copy"): copy,
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from app.result_takeaways import (
     TAKEAWAYS,
+    copy,
     hull,
     inflection,
     inflection_full,
@@ -561,3 +562,46 @@ def test_every_shipped_takeaway_is_written_and_short(source: str, table_id: str)
         }
     sentence = TAKEAWAYS[(source, table_id)](table)
     assert len(sentence.split()) <= 40, sentence
+
+
+COPY_COLUMNS = [
+    "model",
+    "α",
+    "copy fidelity",
+    "copy fidelity, corpus pairs",
+    "copy fidelity, templates",
+    "BLEU, v2 test set",
+    "500 most frequent training sources, exact",
+    "training steps",
+]
+
+
+@pytest.mark.parametrize(
+    ("copy_row", "words"),
+    [
+        (["95.0%", "27.9", "91.0%"], "(+34.2 points)"),
+        (["60.8%", "27.4", "90.8%"], "(±0.0 points)"),
+        (["50.0%", "26.0", "80.0%"], "(−10.8 points)"),
+    ],
+)
+def test_the_copy_sentence_signs_each_change(copy_row: list[str], words: str) -> None:
+    """Above, equal to and below the generate-only model, in every measure."""
+    fidelity, bleu, frequent = copy_row
+    table = {
+        "columns": COPY_COLUMNS,
+        "rows": [
+            ["generate only", "1.5", "60.8%", "83.3%", "45.6%", "27.4", "90.8%", "48,000"],
+            ["copy", "1.5", fidelity, "88.2%", "90.5%", bleu, frequent, "+6,000"],
+        ],
+    }
+    sentence = copy(table)
+    assert sentence.startswith("Copying against generating only: at α = 1.5, copy fidelity ")
+    assert f"copy fidelity 60.8% → {fidelity} {words}" in sentence
+    sign = words[1]
+    assert f"BLEU 27.4 → {bleu} ({sign}" in sentence
+    assert f"frequent sources exact 90.8% → {frequent} ({sign}" in sentence
+
+
+def test_a_copy_table_without_a_pair_has_no_sentence() -> None:
+    table = {"columns": COPY_COLUMNS, "rows": [["copy", "1.5", *["1%"] * 5, "+1"]]}
+    assert takeaway("seq2seq", "copy", table) is None
