@@ -56,7 +56,10 @@ SERVED: dict[Task, dict[float, str]] = {
 }
 # Translation's copy-capable models (models/copy_translation.py), by trained α: a request with
 # `copy` gets the one at its α (each was fine-tuned from the generate-only model above).
-COPY_SERVED: dict[float, str] = {1.5: "seq2seq-translate-copy-a1.5"}
+COPY_SERVED: dict[float, str] = {
+    1.0: "seq2seq-translate-copy-a1",
+    1.5: "seq2seq-translate-copy-a1.5",
+}
 # The reference files the verdicts read: the lexicon, and the corpus the served models learned.
 SERVED_CORPUS = "v2"
 REFERENCES: dict[Task, str] = {
