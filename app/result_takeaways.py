@@ -364,12 +364,12 @@ def translation_live(table: Table) -> str:
 
 
 def copy(table: Table) -> str:
-    """Per α with a copy model: what copying changed against the generate-only model it
-    started from, in copy fidelity, BLEU and the frequent sources (signed differences)."""
+    """Per α with a copy model: its copy fidelity, BLEU and frequent sources against the
+    generate-only model it started from (before → after)."""
     measures = (
-        ("copy fidelity", "copy fidelity", "points"),
-        ("BLEU, v2 test set", "BLEU", "BLEU"),
-        ("500 most frequent training sources, exact", "frequent sources exact", "points"),
+        ("copy fidelity", "fidelity"),
+        ("BLEU, v2 test set", "BLEU"),
+        ("500 most frequent training sources, exact", "frequent sources"),
     )
     parts = []
     for alpha in dict.fromkeys(column(table, "α")):
@@ -377,15 +377,14 @@ def copy(table: Table) -> str:
         if not {"generate only", "copy"} <= rows.keys():
             continue
         changes = []
-        for name, label, unit in measures:
+        for name, label in measures:
             index = list(table["columns"]).index(name)
-            before, after = (rows[m][index] for m in ("generate only", "copy"))
-            change = points(number(after) - number(before))
-            changes.append(f"{label} {before} → {after} ({change} {unit})")
-        parts.append(f"at α = {alpha}, {join(changes)}")
+            number(rows["copy"][index])  # a cell without a number is no table to read
+            changes.append(f"{label} {rows['generate only'][index]} → {rows['copy'][index]}")
+        parts.append(f"α = {alpha}: {', '.join(changes)}")
     if not parts:
         raise TakeawayError("expected a generate-only and a copy row at some α")
-    return f"Copying against generating only: {'; '.join(parts)}."
+    return f"Copy model against its generate-only parent at {'; '.join(parts)}."
 
 
 TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
