@@ -15,7 +15,6 @@ from typing import Any
 
 from models import pointer_run, seq2seq_run
 from models.checkpoints import ancestry
-from models.evaluate_copy import copy_name, generate_only_name
 from models.evaluate_seq2seq import model_name as seq2seq_model_name
 
 # paper slug -> the results file (and serving family) its models belong to
@@ -363,10 +362,12 @@ def seq2seq_results(
     return found
 
 
-def row_checkpoint(table_id: str, task: str, alpha: float, model: str) -> str:
+def row_checkpoint(table_id: str, task: str, alpha: float, model: str) -> str | None:
     """The checkpoint a seq2seq results row names by its model column and α."""
     if table_id == "copy":
-        return copy_name(alpha) if model == "copy" else generate_only_name(alpha)
+        # each copy model is fine-tuned from the generate-only model served at its α
+        served = seq2seq_run.COPY_SERVED if model == "copy" else seq2seq_run.SERVED["translation"]
+        return served.get(alpha)
     return seq2seq_model_name(task, alpha, model)
 
 

@@ -426,11 +426,6 @@ class PieceBeamResult:
     def best(self) -> list[str]:
         return self.pieces[0]
 
-    @property
-    def copy_mass(self) -> list[float]:
-        """Per step of the best hypothesis: the mass that went to source positions."""
-        return [step.copy_mass for step in self.hypotheses[0].trail]
-
 
 @torch.inference_mode()
 def beam_search_pieces(

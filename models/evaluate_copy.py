@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import sacrebleu
-import torch
 
 from models.checkpoints import CHECKPOINT_DIR, ancestry, load_model, read_manifest
 from models.copy_translation import beam_search_pieces, detokenize
 from models.references import matches_reference
 from models.seq2seq import beam_search
+from models.seq2seq_run import COPY_SERVED
 from models.tasks import translation
 from models.tasks.copy_testset import (
     COPY_TESTSET_VERSION,
@@ -37,7 +37,6 @@ from models.tasks.copy_testset import (
 from models.tasks.translation_tokenizers import MAX_TOKENS, load_tokenizers, max_output_length
 
 CACHE_DIR = Path(__file__).resolve().parent.parent / "data" / "eval" / "copy"
-ALPHAS = (1.0, 1.5, 2.0)
 BEAM = 5
 FREQUENT_SOURCES = 500
 CORPUS = "v2"
@@ -49,19 +48,10 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def copy_name(alpha: float) -> str:
-    return f"seq2seq-translate-copy-a{alpha:g}"
-
-
-def generate_only_name(alpha: float) -> str:
-    return f"seq2seq-translate-big-a{alpha:g}-replay"
-
-
 def translator(name: str) -> Translate:
     """Beam 5 through a checkpoint of either family: sentence -> best translation."""
     model, entry = load_model(name)
     source_sp, target_sp = load_tokenizers(CHECKPOINT_DIR, CORPUS)
-    torch.set_grad_enabled(False)
     if entry["family"] == "seq2seq-copy":
 
         def translate(sentence: str) -> str:
@@ -157,15 +147,23 @@ def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:
     ]
 
 
+def row_checkpoints(manifest: dict) -> dict[tuple[str, float], str]:
+    """(model column, α) -> checkpoint for the table's rows: each served copy model and the
+    generate-only model its manifest entry says it was fine-tuned from."""
+    rows = {}
+    for alpha, name in COPY_SERVED.items():
+        if name in manifest:
+            rows["generate only", alpha] = manifest[name]["init_from"]["checkpoint"]
+            rows["copy", alpha] = name
+    return rows
+
+
 def copy_table(limit: int = 0) -> dict | None:
     """Generate-only and copy rows per α that has a copy model; None while none is trained."""
     manifest = read_manifest(CHECKPOINT_DIR)
     rows, sets = [], None
-    for alpha in ALPHAS:
-        name, base = copy_name(alpha), generate_only_name(alpha)
-        if name not in manifest or base not in manifest:
-            continue
-        for model, checkpoint in (("generate only", base), ("copy", name)):
+    for (model, alpha), checkpoint in row_checkpoints(manifest).items():
+        if checkpoint in manifest:
             results = model_results(checkpoint, limit)
             sets = results["copy_testset"]
             rows.append(_row(model, alpha, results, manifest[checkpoint]))

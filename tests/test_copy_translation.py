@@ -144,7 +144,7 @@ def test_decoding_emits_copied_oov_strings(tokenizer) -> None:
     assert detokenize(greedy[0]) == "Zorblax Zorblax Zorblax"
     beam = beam_search_pieces(model, source, tokenizer, tokenizer, width=3, max_len=3)
     assert beam.best == ["▁Zorblax"] * 3
-    assert beam.copy_mass == [1.0, 1.0, 1.0]
+    assert [step.copy_mass for step in beam.hypotheses[0].trail] == [1.0, 1.0, 1.0]
     assert beam.exact is False  # cut by max_len
 
 
@@ -297,7 +297,11 @@ def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> No
 
     manifest = {
         "seq2seq-translate-big-a1.5-replay": {"family": "seq2seq", "steps": 48_000},
-        "seq2seq-translate-copy-a1.5": {"family": "seq2seq-copy", "steps": 6_000},
+        "seq2seq-translate-copy-a1.5": {
+            "family": "seq2seq-copy",
+            "steps": 6_000,
+            "init_from": {"checkpoint": "seq2seq-translate-big-a1.5-replay", "sha256": "ab"},
+        },
         "seq2seq-translate-big-a2-replay": {"steps": 48_000},  # no copy model at α = 2
     }
     fidelity = {"seq2seq-translate-big-a1.5-replay": 66.0, "seq2seq-translate-copy-a1.5": 98.5}

@@ -76,7 +76,7 @@ def alpha_name(alpha: float) -> str:
 def readout(figure: FigureOptions) -> str:
     copying = ""
     if getattr(figure, "copy_model", False):
-        beside = len(figure.columns()) == 2 and not figure.compare
+        beside = getattr(figure, "copy_beside", False) and not figure.compare
         copying = ", through its copy model" + (" beside the generate-only one" if beside else "")
     return alpha_readout(figure) + copying
 
