@@ -193,6 +193,7 @@ class Trainer:
         # models/train.py records them)
         self.resumes: list[dict] = []
         self.wall_s = 0.0
+        self.init_from: dict | None = None  # the checkpoint a warm-started run began from
         self.since_point = [0.0, 0]  # sum of sampled costs, steps, since the last curve point
         self.since_epoch = [0.0, 0]
         self.reference: np.ndarray | None = None
@@ -315,6 +316,7 @@ class Trainer:
             "ema": self.ema,
             "curve": self.curve,
             "resumes": self.resumes,
+            "init_from": self.init_from,
             "wall_s": self.wall_s,
             "since_point": self.since_point,
             "since_epoch": self.since_epoch,
@@ -336,6 +338,7 @@ class Trainer:
         ):
             setattr(self, key, state[key])
         self.since_point, self.since_epoch = list(state["since_point"]), list(state["since_epoch"])
+        self.init_from = state.get("init_from")
         self.resumes = [*state.get("resumes", []), {"step": self.step, "optimizer_moments": True}]
         torch.set_rng_state(state["torch_rng"])
 
@@ -347,6 +350,8 @@ class Trainer:
         is gone): its weights as policy and baseline, its step, epoch, wall time and curve; Adam
         starts afresh (the checkpoint has no moments), and the batches continue from its step."""
         entry = read_manifest(directory)[name]
+        if entry["data"]["n_range"] != [config.n, config.n]:
+            return cls.transfer_from(name, entry, config, run_dir, directory)
         trainer = cls(config, run_dir, Config(**entry["config"]))
         trainer.model.load_state_dict(load_file(directory / entry["file"]))
         trainer.baseline = trainer.frozen_copy()
@@ -360,6 +365,22 @@ class Trainer:
             *entry.get("resumes", []),
             {"step": entry["steps"], "optimizer_moments": False, "from": name},
         ]
+        return trainer
+
+    @classmethod
+    def transfer_from(
+        cls, name: str, entry: dict, config: TrainConfig, run_dir: Path, directory: Path
+    ) -> Trainer:
+        """A new run on another n that starts from checkpoint `name`'s weights (a warm start:
+        the model has no n-specific parameter). Its steps, curve and epochs start at zero, and
+        the greedy-rollout baseline is used from the first step: the warm-up's moving average
+        exists because a random policy's greedy tours are no yardstick, and this one is not
+        random. The manifest records the parent under `init_from`."""
+        config.warmup_epochs = 0
+        trainer = cls(config, run_dir, Config(**entry["config"]))
+        trainer.model.load_state_dict(load_file(directory / entry["file"]))
+        trainer.baseline = trainer.frozen_copy()
+        trainer.init_from = {"checkpoint": name, "sha256": entry["sha256"]}
         return trainer
 
     @classmethod
@@ -445,8 +466,12 @@ def checkpoint_entry(state: dict) -> dict:
             "loss": "REINFORCE on tour length; baseline: the greedy rollout of the best policy "
             "so far, replaced when a paired one-sided t-test on "
             f"{train['baseline_eval_count']:,} instances favours the policy (p < "
-            f"{train['alpha']:g}); an exponential moving average in the first "
-            f"{train['warmup_epochs']} epoch",
+            f"{train['alpha']:g})"
+            + (
+                f"; an exponential moving average in the first {train['warmup_epochs']} epoch"
+                if not state.get("init_from")
+                else f"; warm-started from {state['init_from']['checkpoint']}, no warm-up epoch"
+            ),
         },
         "steps": state["step"],
         "epochs_done": state["epoch"],
@@ -468,7 +493,9 @@ def checkpoint_entry(state: dict) -> dict:
             for p in (ends or state["curve"][-1:])
         ],
         "resumes": state.get("resumes", []),
+        **({"init_from": state["init_from"]} if state.get("init_from") else {}),
         "command": f"python -m models.attention_routing_train --n {n} --run <run>"
+        + (f" --init-from {state['init_from']['checkpoint']}" if state.get("init_from") else "")
         + "".join(
             f"; continued with --init-from {r['from']}"
             for r in state.get("resumes", [])

@@ -239,6 +239,40 @@ def test_a_run_continues_from_a_shipped_checkpoint(tmp_path):
     assert "continued with --init-from attention-routing-tsp8;" in continued["command"]
 
 
+
+def test_a_checkpoint_of_another_n_warm_starts_a_fresh_run(tmp_path):
+    """TSP50 from TSP20's weights: the policy and the baseline start as the parent, but steps,
+    epochs and the curve start at zero, the rollout baseline is used from the first step, and
+    the manifest names the parent under init_from."""
+    trainer = tiny_trainer(tmp_path / "first")
+    trainer.train_step()
+    trainer.curve_point(epoch_end=True, wall_s=1.0)
+    trainer.save()
+    checkpoints = tmp_path / "checkpoints"
+    parent = export(tmp_path / "first", "attention-routing-tsp8", checkpoints)
+
+    config = TrainConfig(**{**asdict(trainer.config), "n": 10})
+    warm = Trainer.continue_from("attention-routing-tsp8", config, tmp_path / "warm", checkpoints)
+    assert (warm.step, warm.epoch, warm.curve, warm.resumes) == (0, 0, [], [])
+    assert warm.config.warmup_epochs == 0
+    shipped = trainer.model.state_dict()
+    for model in (warm.model, warm.baseline):
+        assert all(torch.equal(shipped[k], v) for k, v in model.state_dict().items())
+    points = cities(4, 10)
+    cost = torch.full((4,), 9.0)
+    with torch.inference_mode():
+        assert torch.equal(warm.baseline_cost(points, cost), warm.baseline.decode(points).lengths)
+    warm.train_step()
+    warm.curve_point(epoch_end=True, wall_s=1.0)
+    warm.save()
+    resumed = Trainer.resume(tmp_path / "warm")
+    assert resumed.init_from == warm.init_from and resumed.config.warmup_epochs == 0
+    entry = export(tmp_path / "warm", "attention-routing-tsp10", checkpoints)
+    assert entry["init_from"] == {"checkpoint": "attention-routing-tsp8", "sha256": parent["sha256"]}
+    assert entry["data"]["n_range"] == [10, 10] and entry["steps"] == 1
+    assert "--n 10 --run <run> --init-from attention-routing-tsp8" in entry["command"]
+    assert "no warm-up epoch" in entry["data"]["loss"]
+
 # ---- served through the pointer family's one flow (models/pointer_run.py) ----
 
 
