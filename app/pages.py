@@ -16,6 +16,7 @@ a proxy, a monitor or a crawler sees the overload for what it is.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -26,6 +27,7 @@ from app import model_cards
 from app.assets import page_assets
 from app.compute import ComputeStopped, page_budget
 from app.content import ContentLibrary, Paper, WidgetCall, WidgetRenderer, render_body
+from app.figure_export import figure_page
 from app.widgets import PagePlan, WidgetEnv, WidgetError, widget_needs
 from app.widgets.results_table import load_results
 
@@ -93,7 +95,8 @@ def read_page(request: Request, slug: str) -> tuple[Paper, PagePlan]:
     paper = _library(request).get(slug)
     if paper is None:
         raise HTTPException(status_code=404, detail=f"No paper called “{slug}”.")
-    return paper, request.app.state.render_widget.plan(paper.widgets, request.query_params)
+    plan = request.app.state.render_widget.plan(paper.widgets, request.query_params)
+    return paper, replace(plan, page=figure_page(request, str(request.url)))
 
 
 def render_page(request: Request, paper: Paper, plan: PagePlan, status: int = 200) -> Response:

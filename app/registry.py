@@ -11,6 +11,7 @@ widget or endpoint that asked reports it, and the rest of the site keeps working
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -218,6 +219,18 @@ class ModelRegistry:
 
     def loaded(self) -> list[str]:
         return sorted(self._models)
+
+
+# the modules that register the families' loaders (register_loader), each on import
+LOADER_MODULES = ("app.pointer.service", "app.seq2seq.service")
+
+
+def local_models(checkpoint_dir: Path = Path("checkpoints")) -> Callable[[str], Any]:
+    """What a script passes a family's `run` as `load`: the checkpoints loaded as the server
+    loads them (the figures' "Run it yourself" snippets, app/figure_export.py)."""
+    for module in LOADER_MODULES:
+        importlib.import_module(module)
+    return ModelRegistry(checkpoint_dir).get
 
 
 def get_registry(request: Request) -> ModelRegistry:

@@ -12,12 +12,14 @@ missing model 503, a bug 500.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from app.compute import Budget, compute_budget, stops_answered
+from app.figure_export import figure_page, png_response, svg_response
 from app.pointer.board import live_context
+from app.pointer.export import board_takeaway, export_svg
 from app.pointer.requests import (
     Board,
     HullResponse,
@@ -43,6 +45,7 @@ ERRORS = error_responses(
     "The task's checkpoint is missing or corrupt",
 )
 BoardKey = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
+Kind = Literal["svg", "png"]
 
 
 PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest))]
@@ -108,6 +111,7 @@ def board_answer(request: Request, task: Task, key: str, board: Board, budget: B
     context = live_context(key, task, board.inputs(), result, error, step, trained=trained)
     if result is not None:  # the step drawn, within the decode's
         board = board.model_copy(update={"step": context["current_step"] + 1})
+    context["takeaway"] = board_takeaway(figure_page(request), task, key, board, result)
     template = "partials/pointer/board-update.html"
     return respond(request, result, template, context, address(key, board), f"#{figure_id(key)}")
 
@@ -132,3 +136,38 @@ def tsp_board(key: BoardKey, board: PointsQuery, request: Request, budget: Point
 @router.get("/sort/board/{key}", **BOARD)
 def sort_board(key: BoardKey, board: ValuesQuery, request: Request, budget: ValuesCost) -> Any:
     return board_answer(request, "sort", key, board, budget)
+
+
+# ---- a board taken away (app/figure_export.py): the same state, drawn as one file ----
+
+
+def board_export(request: Request, task: Task, board: Board, budget: Budget, kind: str) -> Any:
+    """The board's figure at its step as a self-contained SVG (or that SVG as PNG), with the
+    legend and a caption naming the paper, the checkpoint and its sha256, and the link."""
+    with stops_answered(budget):
+        result = solve(request.app.state.registry, task, board, budget.check, remember=True)
+    context = live_context(task, task, board.inputs(), result, None, board.step - 1)
+    board = board.model_copy(update={"step": context["current_step"] + 1})
+    page = figure_page(request, request.headers.get("Referer"))
+    templates = request.app.state.templates.env
+    drawn = export_svg(templates, page, task, board, result, context["figure"])
+    name = f"papertrace-{task}-{len(board.inputs())}"
+    return png_response(drawn, name) if kind == "png" else svg_response(drawn, name)
+
+
+EXPORT = {"response_model": None, "include_in_schema": False}
+
+
+@router.get("/hull/figure.{kind}", **EXPORT)
+def hull_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+    return board_export(request, "hull", board, budget, kind)
+
+
+@router.get("/tsp/figure.{kind}", **EXPORT)
+def tsp_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+    return board_export(request, "tsp", board, budget, kind)
+
+
+@router.get("/sort/figure.{kind}", **EXPORT)
+def sort_figure(kind: Kind, board: ValuesQuery, request: Request, budget: ValuesCost) -> Any:
+    return board_export(request, "sort", board, budget, kind)

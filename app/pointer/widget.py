@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from app.errors import error_sentence
 from app.pointer.board import live_context
+from app.pointer.export import TITLES, board_takeaway, decoder_name
 from app.pointer.requests import (
     BOARDS,
     INPUTS,
@@ -55,7 +56,6 @@ from models.pointer_run import SERVED, decoders_of, is_attention_model
 # The deep-dive's worked example (prose numbering P1..P5): hull P1 P2 P4 P5, P3 inside.
 FIVE_POINTS = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
 FIVE_VALUES = [0.62, 0.15, 0.87, 0.40, 0.05]
-TITLES = {"hull": "Convex hull", "tsp": "Travelling salesman", "sort": "Sorting"}
 BOARD_KEY = re.compile(r"[a-z][a-z0-9-]{0,20}")
 # The heaviest decode a page render runs for one board (app.widgets: greedy over the largest
 # board the API accepts fits it).
@@ -65,12 +65,6 @@ DECODER_OPTIONS = {  # the board's decoder menu
     "beam": "beam search",
     "sample": "best of k samples",
     "symmetric": "symmetric (8 · n greedy)",
-}
-DECODER_NAMES = {  # formatted with the board's beam_width and samples
-    "greedy": "greedy decoding",
-    "beam": "beam search (width {beam_width})",
-    "sample": "best of {samples} samples",
-    "symmetric": "symmetric (8 · n greedy tours)",
 }
 
 
@@ -85,10 +79,6 @@ def solve_on_page(
         return solve(env.registry, task, board, check, remember=True)
     except ModelUnavailable as exc:
         raise unavailable(task, exc) from exc
-
-
-def decoder_name(board: Board) -> str:
-    return DECODER_NAMES[board.decoder].format(beam_width=board.beam_width, samples=board.samples)
 
 
 def board_state(board: Board) -> AddressState:
@@ -216,6 +206,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         "state": board,
         # the address's decode, when the page ran a lighter one or none (app.widgets.allot)
         "run_shared": figure.run if figure.note else None,
+        "takeaway": board_takeaway(env.page, task, key, figure.drawn or board, result),
         **live_context(
             key,
             task,

@@ -60,6 +60,9 @@ class WidgetEnv:
     results_dir: Path
     registry: ModelRegistry
     check: Callable[[], None] | None = None
+    # in a page render, the page the figures are on (app.figure_export.FigurePage): their
+    # take-away blocks link and cite it
+    page: Any = None
 
 
 ContextProvider = Callable[[Mapping[str, Any], WidgetEnv], dict[str, Any]]
@@ -219,6 +222,7 @@ class PagePlan:
 
     figures: Mapping[int, PageFigure] = field(default_factory=dict)
     check: Callable[[], None] | None = None
+    page: Any = None  # app.figure_export.FigurePage of the page rendered
 
     @property
     def tokens(self) -> int:
@@ -231,7 +235,7 @@ class PagePlan:
             key: figure.instead(refused_note(figure.address, refusal)) if figure.tokens else figure
             for key, figure in self.figures.items()
         }
-        return PagePlan(figures, self.check)
+        return replace(self, figures=figures)
 
     def under(self, check: Callable[[], None]) -> PagePlan:
         return replace(self, check=check)
@@ -317,22 +321,22 @@ class WidgetRenderer:
                 if figure is None:
                     figure = self._allot(call, spec, state, PAGE_FIGURE_TOKENS)
                 params["page_figure"] = figure
-            check = page.check if page is not None else None
-            return self._render(replace(call, params=params), spec, check)[0]
+            return self._render(replace(call, params=params), spec, page)[0]
         if spec is None or not spec.pure:
-            return self._render(call, spec)[0]
+            return self._render(call, spec, page)[0]
         version = self.env.registry.version()
-        key = json.dumps([call.name, call.params, version], sort_keys=True, default=str)
+        where = page.page.url if page is not None and page.page is not None else None
+        key = json.dumps([call.name, call.params, version, where], sort_keys=True, default=str)
         cached = self._pure_cache.get(key)
         if cached is not None:
             return cached
-        html, ok = self._render(call, spec)
+        html, ok = self._render(call, spec, page)
         if ok:  # a failure may be transient; only good figures are kept
             self._pure_cache[key] = html
         return html
 
     def _render(
-        self, call: WidgetCall, spec: WidgetSpec | None, check: Callable[[], None] | None = None
+        self, call: WidgetCall, spec: WidgetSpec | None, page: PagePlan | None = None
     ) -> tuple[str, bool]:
         """The widget's HTML, and whether it rendered (False: an error box). A decode of the
         address's state stopped by `check` past the deadline draws the figure's example with
@@ -345,7 +349,9 @@ class WidgetRenderer:
             template = self.templates.get_template(f"partials/widgets/{call.name}.html")
         except TemplateNotFound:
             return self.error(call, f"There is no widget called “{call.name}”."), False
-        env = self.env if check is None else replace(self.env, check=check)
+        env = self.env
+        if page is not None:
+            env = replace(env, check=page.check or env.check, page=page.page)
         try:
             context = dict(call.params)
             if spec is not None and spec.context is not None:
@@ -356,7 +362,8 @@ class WidgetRenderer:
             if stop.status == CLIENT_CLOSED or not isinstance(figure, PageFigure):
                 raise
             figure = figure.instead(stopped_note(figure.address))
-            return self._render(replace(call, params={**call.params, "page_figure": figure}), spec)
+            call = replace(call, params={**call.params, "page_figure": figure})
+            return self._render(call, spec, page and replace(page, check=None))
         except WidgetError as exc:
             return self.error(call, str(exc), exc.command), False
         except Exception:

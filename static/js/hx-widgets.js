@@ -52,4 +52,30 @@
   // sends the widget's form, which holds that state, to the API (app/widgets, PageFigure). It
   // needs script, so script shows it (the scripts are deferred: the page is parsed by now).
   for (const button of document.querySelectorAll("[data-run-state]")) button.hidden = false;
+
+  // A figure's take-away block (app/figure_export.py): "Copy link" copies the figure's address
+  // (without the clipboard it is a plain link), the copy buttons a citation or a script. The
+  // block is redrawn with every answer, so its buttons are shown again after each swap.
+  function showCopyButtons() {
+    if (!navigator.clipboard) return;
+    for (const button of document.querySelectorAll("[data-copy-from]")) button.hidden = false;
+  }
+  document.addEventListener("click", async (event) => {
+    const control = event.target.closest("[data-copy-link], [data-copy-from]");
+    if (!control || !navigator.clipboard) return;
+    event.preventDefault();
+    const text = control.matches("[data-copy-link]")
+      ? new URL(control.getAttribute("href"), location.href).href
+      : document.getElementById(control.dataset.copyFrom).textContent.trim();
+    const label = control.textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      control.textContent = "Copied";
+    } catch {
+      control.textContent = "Select and copy";
+    }
+    setTimeout(() => (control.textContent = label), 2000);
+  });
+  showCopyButtons();
+  document.addEventListener("htmx:afterSettle", showCopyButtons);
 })();

@@ -1,0 +1,315 @@
+"""Take a live figure away: its link, a citation, a script that prints the same answer, and the
+server's own drawing as a self-contained SVG or a PNG.
+
+Every live figure renders a take-away block (templates/partials/widgets/take-away.html) from a
+`Takeaway`, made by its family from the figure's validated request, the answer's checkpoint
+and the page it is on (`FigurePage`: from the request's own address on a page render, from
+htmx's `HX-Current-URL` on a fragment). The block is redrawn with every answer, so what it
+offers is always the figure on screen.
+
+- link: the page address of the figure's state, ending in the figure's `#id`;
+- cite: the paper's BibTeX and a `@misc` entry for the figure (model, sha256, link);
+- snippet: Python that loads the same checkpoint with this repository's code (a family's
+  `run` with `app.registry.local_models`) and prints the answer the API gives
+  (tests/test_figure_export.py runs each one);
+- svg / png: the family's export route, which draws the figure with the page's stylesheet
+  resolved into the SVG (`standalone_style`: no variables, no page styles needed) and adds the
+  legend and a caption naming the paper, the checkpoint and its sha256, and the link; the PNG
+  is that SVG rendered on the server by resvg (no browser in the request path).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Request
+from fastapi.responses import Response
+from markupsafe import Markup
+
+from app.responses import page_url
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+PAPER_PATH = re.compile(r"/papers/([a-z0-9-]+)/?$")
+CITE_KEY = re.compile(r"@\w+\{([^,\s]+),")
+
+
+@dataclass(frozen=True)
+class FigurePage:
+    """The page a figure is drawn on: its address (absolute, with the current query) and the
+    paper's citation."""
+
+    url: str
+    slug: str
+    title: str
+    year: int | str
+    bibtex: str
+
+
+def figure_page(request: Request, url: str | None = None) -> FigurePage | None:
+    """The page of a figure's request: `url` (a page render's own), else htmx's
+    `HX-Current-URL`; None when it is no paper page of this site's library."""
+    url = url or request.headers.get("HX-Current-URL")
+    if not url:
+        return None
+    match = PAPER_PATH.search(urlsplit(url).path)
+    paper = request.app.state.library.get(match[1]) if match else None
+    if paper is None:
+        return None
+    meta = paper.meta
+    return FigurePage(url, paper.slug, meta.title, meta.year, meta.bibtex)
+
+
+@dataclass(frozen=True)
+class Takeaway:
+    figure_id: str
+    link: str
+    cite: str
+    snippet: str
+    svg: str | None = None
+    png: str | None = None
+
+
+def takeaway(
+    page: FigurePage | None,
+    figure_id: str,
+    url_state: dict[str, str | None],
+    what: str,
+    model: Any,
+    snippet: str,
+    export: str | None = None,
+) -> Takeaway | None:
+    """The take-away block of figure `figure_id` showing `what` (a phrase: "the convex hull
+    decoded greedily over 10 points") from checkpoint `model` (name, sha256), whose state is
+    `url_state` (the page address's keys; None removes one); `export` is the family's export
+    route with the state's query, to which ".svg"/".png" are added. None off a paper page."""
+    if page is None:
+        return None
+    parts = urlsplit(page.url)
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+    link = origin + (page_url(page.url, url_state) or parts.path) + f"#{figure_id}"
+    return Takeaway(
+        figure_id=figure_id,
+        link=link,
+        cite=citation(page, figure_id, what, model, link),
+        snippet=snippet,
+        svg=export and export.replace("?", ".svg?", 1),
+        png=export and export.replace("?", ".png?", 1),
+    )
+
+
+def citation(page: FigurePage, figure_id: str, what: str, model: Any, link: str) -> str:
+    """The paper's BibTeX and an entry for the figure that cites it."""
+    key = CITE_KEY.search(page.bibtex)
+    cites = f"; a figure for \\cite{{{key[1]}}}" if key else ""
+    entry = (
+        f"@misc{{papertrace-{page.slug}-{figure_id},\n"
+        f"  title        = {{{{{page.title}}}: {what}}},\n"
+        f"  howpublished = {{PaperTrace, \\url{{{link}}}}},\n"
+        f"  note         = {{Model {model.name}, sha256 {model.sha256}{cites}}}\n"
+        "}"
+    )
+    return f"{page.bibtex.strip()}\n\n{entry}" if page.bibtex else entry
+
+
+def py(value: Any) -> str:
+    """A Python literal for a JSON-like value (lists, numbers, strings, None, booleans)."""
+    return (
+        json.dumps(value, ensure_ascii=False)
+        .replace("null", "None")
+        .replace("true", "True")
+        .replace("false", "False")
+        if not isinstance(value, str)
+        else repr(value)
+    )
+
+
+def script(imports: list[str], call: str, prints: list[str]) -> str:
+    """A snippet run from the repository's root: imports, one call into `answer`, prints."""
+    return "\n".join(
+        [
+            "# From the root of a PaperTrace checkout, after `make .venv/.dev-installed`:",
+            "#   .venv/bin/python this_file.py",
+            *imports,
+            "from app.registry import local_models",
+            "",
+            f"answer = {call}",
+            *prints,
+            "",
+        ]
+    )
+
+
+# ---- the drawing, self-contained ----
+
+VARIABLE = re.compile(r"var\((--[\w-]+)\)")
+COLOR_MIX = re.compile(r"color-mix\(in srgb, (#[0-9a-fA-F]{6}) (\d+)%, transparent\)")
+DECLARATION = re.compile(r"(--[\w-]+)\s*:\s*([^;]+);")
+RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+# properties that place or animate the figure in the page, not what it draws
+PAGE_ONLY = frozenset(
+    "cursor transition touch-action outline width height max-height max-width user-select "
+    "-webkit-user-select".split()
+)
+
+
+def _variables(css: str) -> dict[str, str]:
+    """The custom properties declared in `css`'s top-level rules, the light theme's (media
+    blocks, e.g. dark mode, are skipped: an exported figure is drawn light)."""
+    found: dict[str, str] = {}
+    for _selector, body in RULE.findall(_top_level(css)):
+        for name, value in DECLARATION.findall(body):
+            found[name] = value.strip()
+    return found
+
+
+def _top_level(css: str) -> str:
+    """`css` without comments and @media/@supports blocks."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    out, depth, block_depth = [], 0, None
+    i = 0
+    while i < len(css):
+        if block_depth is None and css.startswith("@", i):
+            block_depth = depth
+        char = css[i]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if block_depth is not None and depth == block_depth:
+                block_depth = None
+                i += 1
+                continue
+        if block_depth is None:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _resolve(value: str, variables: dict[str, str]) -> str:
+    for _ in range(8):  # variables that name variables
+        value = VARIABLE.sub(lambda m: variables.get(m[1], "currentColor"), value)
+    return COLOR_MIX.sub(
+        lambda m: (
+            f"rgba({int(m[1][1:3], 16)}, {int(m[1][3:5], 16)}, "
+            f"{int(m[1][5:7], 16)}, {int(m[2]) / 100:g})"
+        ),
+        value,
+    )
+
+
+@cache
+def standalone_style(css_file: str, prefix: str) -> str:
+    """The rules of static/`css_file` for the classes starting with `prefix` (what the figure's
+    SVG uses), with the site's variables put in: a stylesheet an SVG carries inside itself.
+    State selectors (:hover, :focus) and media blocks are left out."""
+    variables = _variables((STATIC / "css/site.css").read_text())
+    css = _top_level((STATIC / css_file).read_text())
+    variables |= _variables(css)
+    rules = []
+    for selector, body in RULE.findall(css):
+        kept = [
+            s.strip()
+            for s in selector.split(",")
+            if s.strip().startswith(prefix) and ":" not in s and "[" not in s
+        ]
+        declarations = [
+            f"{name.strip()}: {_resolve(value.strip(), variables)}"
+            for name, value in (d.split(":", 1) for d in body.split(";") if ":" in d)
+            if not name.strip().startswith("--") and name.strip() not in PAGE_ONLY
+        ]
+        if kept and declarations:
+            rules.append(f"{', '.join(kept)} {{ {'; '.join(declarations)} }}")
+    return "\n".join(rules)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One drawing of a figure: the family's own SVG markup, drawn `width` × `height`."""
+
+    svg: str
+    width: float
+    height: float
+    heading: str | None = None
+
+
+@dataclass(frozen=True)
+class Legend:
+    """A legend entry: a sample `shape` ("line", "dot" or "box") drawn with class `mark`."""
+
+    mark: str
+    text: str
+    shape: str = "line"
+
+
+def document(
+    templates: Any, style: str, panels: list[Panel], legend: list[Legend], caption: list[str]
+) -> str:
+    """The self-contained SVG of a figure: its panels one under the other, then the legend
+    (three entries a row) and the caption (lines broken to fit)."""
+    width = max(400.0, *(panel.width for panel in panels))
+    placed, y = [], 0.0
+    for panel in panels:
+        y += 22 if panel.heading else 0
+        svg = Markup(panel.svg)  # noqa: S704 (rendered by the family's autoescaped partial)
+        placed.append({**panel.__dict__, "svg": svg, "x": (width - panel.width) / 2, "y": y})
+        y += panel.height + 8
+    column = (width - 48) / 3
+    entries = [
+        {**entry.__dict__, "x": 24 + (i % 3) * column, "y": y + 14 + 18 * (i // 3)}
+        for i, entry in enumerate(legend)
+    ]
+    y += 18 * -(-len(legend) // 3) + 20
+    characters = int((width - 48) / 5.6)
+    lines = [wrapped for text in caption for wrapped in caption_lines(text, characters)]
+    texts = [{"text": text, "y": y + 14 * i} for i, text in enumerate(lines)]
+    height = y + 14 * len(lines) + 10
+    # .xml: autoescaped, so a caption's "&" stays well-formed; the panels are markup already
+    template = templates.get_template("partials/widgets/figure-export.xml")
+    return template.render(
+        width=round(width),
+        height=round(height),
+        style=style,
+        panels=placed,
+        legend=entries,
+        caption=texts,
+    )
+
+
+def caption_lines(text: str, width: int) -> list[str]:
+    """`text` broken at spaces (or anywhere, for a long address) into lines of ≤ `width`."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        while len(word) > width:
+            lines.append(word[:width])
+            word = word[width:]
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
+def svg_response(svg: str, filename: str) -> Response:
+    return Response(
+        svg,
+        media_type="image/svg+xml",
+        headers={"Content-Disposition": f'attachment; filename="{filename}.svg"'},
+    )
+
+
+def png_response(svg: str, filename: str) -> Response:
+    """The SVG rendered to PNG on the server at twice its size, on white."""
+    import resvg_py
+
+    png = resvg_py.svg_to_bytes(svg_string=svg, background="#ffffff", zoom=2)
+    return Response(
+        bytes(png),
+        media_type="image/png",
+        headers={"Content-Disposition": f'attachment; filename="{filename}.png"'},
+    )

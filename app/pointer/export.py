@@ -1,0 +1,115 @@
+"""A pointer board taken away (app/figure_export.py): its take-away block, the snippet that
+prints its answer, and the board drawn as one self-contained SVG with legend and caption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.figure_export import (
+    FigurePage,
+    Legend,
+    Panel,
+    Takeaway,
+    document,
+    py,
+    script,
+    standalone_style,
+    takeaway,
+)
+from app.pointer.requests import Board, PointerTrace
+from app.pointer.url_state import address, figure_id
+
+TITLES = {"hull": "Convex hull", "tsp": "Travelling salesman", "sort": "Sorting"}
+DECODERS = {  # formatted with the board's beam_width and samples
+    "greedy": "greedy decoding",
+    "beam": "beam search (width {beam_width})",
+    "sample": "best of {samples} samples",
+    "symmetric": "symmetric (8 · n greedy tours)",
+}
+LEGEND = (  # (the mark's class, what it means, its shape), as the board's own legend has them
+    ("pb-model", "model's answer", "line"),
+    ("pb-reference", "exact answer", "line"),
+    ("pb-halo", "probability (halo area)", "dot"),
+)
+
+
+def decoder_name(board: Board) -> str:
+    return DECODERS[board.decoder].format(beam_width=board.beam_width, samples=board.samples)
+
+
+def what(task: str, board: Board, result: PointerTrace) -> str:
+    """The figure in a phrase, for its citation and caption."""
+    return (
+        f"{TITLES[task].lower()}, {decoder_name(board)} over {len(board.inputs())} inputs "
+        f"by the model {result.model.name}"
+    )
+
+
+def snippet(task: str, board: Board, result: PointerTrace) -> str:
+    """Python that decodes the board's state with the checkpoint that answered and prints the
+    answer's order and verdict, as the API's JSON has them."""
+    options = [f"decoder={py(board.decoder)}"]
+    if board.decoder == "beam":
+        options.append(f"beam_width={board.beam_width}")
+    if board.decoder == "sample":
+        options += [f"samples={board.samples}", f"seed={board.seed}"]
+    call = (
+        f"run(\n    PointerRequest(\n        task={py(task)},\n"
+        f"        inputs={py(board.inputs())},\n        {', '.join(options)},\n"
+        f"        model={py(result.model.name)},\n    ),\n    local_models(),\n)"
+    )
+    return script(
+        ["from models.pointer_run import PointerRequest, run"],
+        call,
+        ['print("order:", answer.order)', 'print("correct:", answer.correct)'],
+    )
+
+
+def export_query(task: str, board: Board) -> str:
+    fields = {k.removeprefix(f"{task}-"): v for k, v in address(task, board).items() if v}
+    return "&".join(f"{name}={value}" for name, value in fields.items())
+
+
+def board_takeaway(
+    page: FigurePage | None, task: str, key: str, board: Board, result: PointerTrace | None
+) -> Takeaway | None:
+    if result is None:
+        return None
+    query = export_query(task, board)
+    return takeaway(
+        page,
+        figure_id(key),
+        address(key, board),
+        what(task, board, result),
+        result.model,
+        snippet(task, board, result),
+        f"/api/pointer/{task}/figure?{query}",
+    )
+
+
+def export_svg(
+    templates: Any,
+    page: FigurePage | None,
+    task: str,
+    board: Board,
+    result: PointerTrace,
+    figure: dict[str, Any],
+) -> str:
+    """The board's drawing at its step (`figure`, app/pointer/board.py) as one SVG file, with
+    the legend and a caption naming the paper, the checkpoint and its sha256, and the link."""
+    made = board_takeaway(page, task, task, board, result)
+    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
+    caption = [
+        f"{TITLES[task]}: {what(task, board, result).split(', ', 1)[1]}.",
+        f"{source}. Model {result.model.name}, sha256 {result.model.sha256}.",
+        *([made.link] if made is not None else []),
+    ]
+    drawing = templates.get_template("partials/pointer/board-svg.html").render(figure=figure)
+    height = 220 if figure["kind"] == "line" else 400
+    return document(
+        templates,
+        standalone_style("css/pointer.css", ".pb-"),
+        [Panel(drawing, 400, height)],
+        [Legend(mark, text, shape) for mark, text, shape in LEGEND],
+        caption,
+    )

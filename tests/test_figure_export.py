@@ -1,0 +1,190 @@
+"""Every live figure taken away (app/figure_export.py): its take-away block on the page and in
+each answer, a "Run it yourself" script that prints the API's answer (each one run here, in one
+interpreter, as a reader would run it), a citation, a link, and a self-contained SVG (well-formed,
+no stylesheet variables, the caption naming checkpoint and sha256) and its PNG."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.figure_export import caption_lines, standalone_style
+from app.main import ROOT, create_app
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[TestClient]:
+    with TestClient(create_app()) as client:
+        yield client
+
+
+def block(page: str, slot: str) -> dict[str, str]:
+    """The take-away block `slot` of a rendered page or fragment: its links and texts."""
+    found = re.search(rf'<div class="take-away" id="{slot}"(.*?)</details>\s*</div>', page, re.S)
+    assert found, f"no take-away block {slot}"
+    text = found[1]
+
+    def code(kind: str) -> str:
+        match = re.search(rf'id="{slot}-{kind}"[^>]*><code[^>]*>(.*?)</code>', text, re.S)
+        assert match, kind
+        return html.unescape(match[1])
+
+    links = {
+        name: html.unescape(href)
+        for href, name in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', text)
+    }
+    return {"cite": code("cite"), "run": code("run"), **links}
+
+
+def run_scripts(scripts: list[str]) -> list[str]:
+    """Each script's output, run one after another in one interpreter from the repository's
+    root, each in a namespace of its own (as a file of its own would be)."""
+    runner = (
+        "import json, sys, io, contextlib\n"
+        "outputs = []\n"
+        "for source in json.load(sys.stdin):\n"
+        "    buffer = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(buffer):\n"
+        "        exec(compile(source, 'snippet.py', 'exec'), {'__name__': '__main__'})\n"
+        "    outputs.append(buffer.getvalue())\n"
+        "print(json.dumps(outputs))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", runner],
+        input=json.dumps(scripts),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---- pointer boards ----
+
+POINTER_CASES = [  # (page, board key, task, the board's fields in the address)
+    ("pointer-networks", "hull", "hull", {}),
+    ("pointer-networks", "tsp", "tsp", {"decoder": "beam", "beam_width": "3"}),
+    ("pointer-networks", "sort", "sort", {"decoder": "sample", "samples": "5", "seed": "2"}),
+    ("attention-routing", "am", "tsp", {"decoder": "symmetric"}),
+]
+
+
+def pointer_page(site: TestClient, slug: str, key: str, fields: dict[str, str]) -> str:
+    query = "&".join(f"{key}-{name}={value}" for name, value in fields.items())
+    answer = site.get(f"/papers/{slug}?{query}")
+    assert answer.status_code == 200
+    return answer.text
+
+
+def test_each_pointer_board_script_prints_the_api_answer(site: TestClient) -> None:
+    """The board's script, run as a reader would, prints the order and the verdict that the
+    API gives for the request the board drew."""
+    scripts, expected = [], []
+    for slug, key, task, fields in POINTER_CASES:
+        taken = block(pointer_page(site, slug, key, fields), f"pb-{key}-take-away")
+        scripts.append(taken["run"])
+        body = re.search(r"PointerRequest\((.*?)\),\n    local_models", taken["run"], re.S)
+        assert body, taken["run"]
+        request = eval(f"dict({body[1]})")  # noqa: S307 (the script we generated)
+        api = site.post(f"/api/pointer/{task}", json={**{
+            "points" if task != "sort" else "values": request["inputs"]},
+            **{k: v for k, v in request.items() if k not in {"task", "inputs"}}})
+        assert api.status_code == 200, api.text
+        expected.append(f"order: {api.json()['order']}\ncorrect: {api.json()['correct']}\n")
+        assert request.get("decoder", "greedy") == fields.get("decoder", "greedy")
+    assert run_scripts(scripts) == expected
+
+
+def test_a_board_answer_redraws_its_take_away_block(site: TestClient) -> None:
+    page = "http://testserver/papers/pointer-networks?hull-decoder=greedy"
+    answer = site.get(
+        "/api/pointer/hull/board/hull?points=0.1,0.1;0.9,0.2;0.5,0.9;0.5,0.4&decoder=beam"
+        "&beam_width=2",
+        headers={"HX-Request": "true", "HX-Current-URL": page},
+    )
+    assert answer.status_code == 200
+    assert 'id="pb-hull-take-away" hx-swap-oob="outerHTML"' in answer.text
+    taken = block(answer.text, "pb-hull-take-away")
+    assert taken["Copy link"].startswith("http://testserver/papers/pointer-networks?")
+    assert "hull-points=0.1,0.1;0.9,0.2;0.5,0.9;0.5,0.4" in taken["Copy link"]
+    assert taken["Copy link"].endswith("#pointer-board-hull")
+    assert "decoder='beam', beam_width=2" in taken["run"]
+    assert taken["cite"].startswith("@inproceedings{vinyals2015pointer,")
+    assert "\\cite{vinyals2015pointer}" in taken["cite"]
+    assert taken["Copy link"] in taken["cite"]
+    assert taken["Download SVG"].startswith("/api/pointer/hull/figure.svg?points=0.1,0.1;")
+
+
+def test_a_board_exports_a_self_contained_svg_and_a_png(site: TestClient) -> None:
+    page = "http://testserver/papers/pointer-networks?tsp-decoder=greedy"
+    taken = block(pointer_page(site, "pointer-networks", "tsp", {}), "pb-tsp-take-away")
+    svg = site.get(taken["Download SVG"], headers={"Referer": page})
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    assert "attachment" in svg.headers["content-disposition"]
+    root = ET.fromstring(svg.content)  # well-formed
+    style = root.find(f"{SVG}style").text
+    assert "var(" not in style and "color-mix" not in style
+    caption = " ".join(t.text for t in root.iter(f"{SVG}text") if t.get("class") == "pt-caption")
+    manifest = json.loads((ROOT / "checkpoints/manifest.json").read_text())
+    name = re.search(r"model='([^']+)'", taken["run"])[1]
+    assert manifest[name]["sha256"] in caption.replace(" ", "")
+    assert "Pointer Networks (2015)" in caption
+    assert "papers/pointer-networks?tsp-decoder=greedy" in caption.replace(" ", "")
+    png = site.get(taken["Download PNG"], headers={"Referer": page})
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = (int.from_bytes(png.content[i : i + 4], "big") for i in (16, 20))
+    assert width == 2 * int(root.get("width")) and height == 2 * int(root.get("height"))
+
+
+def test_an_export_is_priced_and_refused_like_the_board(site: TestClient) -> None:
+    many = ";".join(f"{i / 2500:.4f},{(i * 7 % 2500) / 2500:.4f}" for i in range(2500))
+    refused = site.get(f"/api/pointer/hull/figure.svg?points={many}")
+    assert refused.status_code == 422 and len(refused.content) < 2000
+    assert site.get("/api/pointer/hull/figure.gif?points=0,0;1,0;0,1").status_code in (404, 422)
+
+
+def test_the_exported_style_resolves_the_site_variables() -> None:
+    style = standalone_style("css/pointer.css", ".pb-")
+    site_css = (ROOT / "static/css/site.css").read_text()
+    model = re.search(r"--mark-model:\s*(#[0-9a-f]{6})", site_css)[1]
+    assert re.search(rf"\.pb-model \{{[^}}]*stroke: {model}", style), style[:500]
+    assert ":hover" not in style and "@media" not in style
+
+
+def test_caption_lines_fit_their_width() -> None:
+    text = "A caption with http://example.org/" + "x" * 150 + " at its end"
+    lines = caption_lines(text, 40)
+    assert all(len(line) <= 40 for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+def test_scripts_use_only_the_repository(tmp_path: Path) -> None:
+    """Scripts import this repository's modules, nothing a reader must install besides it."""
+    from app.pointer.export import snippet
+    from app.pointer.requests import PointsBoard
+
+    board = PointsBoard(points=[[0.1, 0.1], [0.9, 0.2], [0.5, 0.9]])
+
+    class Model:
+        name, sha256 = "pointer-hull", "0" * 64
+
+    class Result:
+        model = Model()
+
+    source = snippet("hull", board, Result())
+    imports = re.findall(r"^from (\S+) import", source, re.M)
+    assert imports and all(name.split(".")[0] in {"app", "models"} for name in imports)
