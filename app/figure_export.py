@@ -240,18 +240,20 @@ class Panel:
 
 @dataclass(frozen=True)
 class Legend:
-    """A legend entry: a sample `shape` ("line", "dot" or "box") drawn with class `mark`."""
+    """A legend entry: a sample `shape` ("line", "dot" or "box") drawn with class `mark`
+    inside a group of class `group` (for the stylesheet's descendant rules)."""
 
     mark: str
     text: str
     shape: str = "line"
+    group: str = ""
 
 
 def document(
     templates: Any, style: str, panels: list[Panel], legend: list[Legend], caption: list[str]
 ) -> str:
     """The self-contained SVG of a figure: its panels one under the other, then the legend
-    (three entries a row) and the caption (lines broken to fit)."""
+    (as many entries a row as fit, at most three) and the caption (lines broken to fit)."""
     width = max(400.0, *(panel.width for panel in panels))
     placed, y = [], 0.0
     for panel in panels:
@@ -259,12 +261,14 @@ def document(
         svg = Markup(panel.svg)  # noqa: S704 (rendered by the family's autoescaped partial)
         placed.append({**panel.__dict__, "svg": svg, "x": (width - panel.width) / 2, "y": y})
         y += panel.height + 8
-    column = (width - 48) / 3
+    longest = max((len(entry.text) for entry in legend), default=0)
+    per_row = max(1, min(3, int((width - 48) // (26 + 5.8 * longest + 12))))
+    column = (width - 48) / per_row
     entries = [
-        {**entry.__dict__, "x": 24 + (i % 3) * column, "y": y + 14 + 18 * (i // 3)}
+        {**entry.__dict__, "x": 24 + (i % per_row) * column, "y": y + 14 + 18 * (i // per_row)}
         for i, entry in enumerate(legend)
     ]
-    y += 18 * -(-len(legend) // 3) + 20
+    y += 18 * -(-len(legend) // per_row) + 20
     characters = int((width - 48) / 5.6)
     lines = [wrapped for text in caption for wrapped in caption_lines(text, characters)]
     texts = [{"text": text, "y": y + 14 * i} for i, text in enumerate(lines)]

@@ -239,7 +239,6 @@ def test_a_run_continues_from_a_shipped_checkpoint(tmp_path):
     assert "continued with --init-from attention-routing-tsp8;" in continued["command"]
 
 
-
 def test_a_checkpoint_of_another_n_warm_starts_a_fresh_run(tmp_path):
     """TSP50 from TSP20's weights: the policy and the baseline start as the parent, but steps,
     epochs and the curve start at zero, the rollout baseline is used from the first step, and
@@ -268,10 +267,14 @@ def test_a_checkpoint_of_another_n_warm_starts_a_fresh_run(tmp_path):
     resumed = Trainer.resume(tmp_path / "warm")
     assert resumed.init_from == warm.init_from and resumed.config.warmup_epochs == 0
     entry = export(tmp_path / "warm", "attention-routing-tsp10", checkpoints)
-    assert entry["init_from"] == {"checkpoint": "attention-routing-tsp8", "sha256": parent["sha256"]}
+    assert entry["init_from"] == {
+        "checkpoint": "attention-routing-tsp8",
+        "sha256": parent["sha256"],
+    }
     assert entry["data"]["n_range"] == [10, 10] and entry["steps"] == 1
     assert "--n 10 --run <run> --init-from attention-routing-tsp8" in entry["command"]
     assert "no warm-up epoch" in entry["data"]["loss"]
+
 
 # ---- served through the pointer family's one flow (models/pointer_run.py) ----
 

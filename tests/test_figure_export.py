@@ -90,9 +90,15 @@ def pointer_page(site: TestClient, slug: str, key: str, fields: dict[str, str]) 
     return answer.text
 
 
-def test_each_pointer_board_script_prints_the_api_answer(site: TestClient) -> None:
-    """The board's script, run as a reader would, prints the order and the verdict that the
-    API gives for the request the board drew."""
+def test_each_figure_script_prints_the_api_answer(site: TestClient) -> None:
+    """Every live figure's script, run as a reader would, prints what the API answers for the
+    request the figure drew."""
+    cases = [*pointer_cases(site), *routing_cases(site)]
+    assert run_scripts([script for script, _ in cases]) == [expected for _, expected in cases]
+
+
+def pointer_cases(site: TestClient) -> list[tuple[str, str]]:
+    """Each board's script, and the order and verdict the API gives for its request."""
     scripts, expected = [], []
     for slug, key, task, fields in POINTER_CASES:
         taken = block(pointer_page(site, slug, key, fields), f"pb-{key}-take-away")
@@ -100,13 +106,52 @@ def test_each_pointer_board_script_prints_the_api_answer(site: TestClient) -> No
         body = re.search(r"PointerRequest\((.*?)\),\n    local_models", taken["run"], re.S)
         assert body, taken["run"]
         request = eval(f"dict({body[1]})")  # noqa: S307 (the script we generated)
-        api = site.post(f"/api/pointer/{task}", json={**{
-            "points" if task != "sort" else "values": request["inputs"]},
-            **{k: v for k, v in request.items() if k not in {"task", "inputs"}}})
+        api = site.post(
+            f"/api/pointer/{task}",
+            json={
+                **{"points" if task != "sort" else "values": request["inputs"]},
+                **{k: v for k, v in request.items() if k not in {"task", "inputs"}},
+            },
+        )
         assert api.status_code == 200, api.text
         expected.append(f"order: {api.json()['order']}\ncorrect: {api.json()['correct']}\n")
         assert request.get("decoder", "greedy") == fields.get("decoder", "greedy")
-    assert run_scripts(scripts) == expected
+    return list(zip(scripts, expected, strict=True))
+
+
+ROUTING_CASES = [  # (figure, its address keys beyond the example's)
+    ("attention", {"attn-layer": "2", "attn-head": "5", "attn-city": "4"}),
+    ("reinforce", {"rl-samples": "6", "rl-seed": "3"}),
+]
+
+
+def routing_cases(site: TestClient) -> list[tuple[str, str]]:
+    """The attention model's figures: the weights of the drawn city, the baseline and the
+    sampled tours' lengths and advantages, as GET /api/routing/<figure> answers them."""
+    cases = []
+    for name, fields in ROUTING_CASES:
+        query = "&".join(f"{k}={v}" for k, v in fields.items())
+        page = site.get(f"/papers/attention-routing?{query}")
+        taken = block(page.text, f"routing-{name}-take-away")
+        api = site.get(
+            taken["Copy link"]
+            .split("?", 1)[0]
+            .replace("/papers/attention-routing", f"/api/routing/{name}")
+            + "?"
+            + "&".join(
+                part.split("-", 1)[1]
+                for part in taken["Copy link"].split("?", 1)[1].split("#")[0].split("&")
+            )
+        ).json()
+        if name == "attention":
+            city = int(fields["attn-city"])
+            expected = f"weights of city {city}: {api['weights'][city - 1]}\n"
+        else:
+            samples = [(t["length"], t["advantage"]) for t in api["samples"]]
+            expected = f"baseline: {api['baseline']['length']}\nsamples: {samples}\n"
+            assert len(samples) == 6
+        cases.append((taken["run"], expected))
+    return cases
 
 
 def test_a_board_answer_redraws_its_take_away_block(site: TestClient) -> None:
@@ -127,6 +172,20 @@ def test_a_board_answer_redraws_its_take_away_block(site: TestClient) -> None:
     assert "\\cite{vinyals2015pointer}" in taken["cite"]
     assert taken["Copy link"] in taken["cite"]
     assert taken["Download SVG"].startswith("/api/pointer/hull/figure.svg?points=0.1,0.1;")
+
+
+@pytest.mark.parametrize("slot", ["routing-attention-take-away", "routing-reinforce-take-away"])
+def test_the_routing_figures_export_their_maps(site: TestClient, slot: str) -> None:
+    page = "http://testserver/papers/attention-routing?attn-city=2"
+    taken = block(site.get("/papers/attention-routing").text, slot)
+    svg = site.get(taken["Download SVG"], headers={"Referer": page})
+    root = ET.fromstring(svg.content)
+    maps = [e for e in root.iter(f"{SVG}svg") if e.get("class") == "routing-map"]
+    assert len(maps) == 1  # the figure's own map, placed in the document
+    caption = " ".join(t.text for t in root.iter(f"{SVG}text") if t.get("class") == "pt-caption")
+    assert "attention-routing-tsp20" in caption and "Attention, Learn to Solve" in caption
+    png = site.get(taken["Download PNG"], headers={"Referer": page})
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
 
 
 def test_a_board_exports_a_self_contained_svg_and_a_png(site: TestClient) -> None:

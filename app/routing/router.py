@@ -7,15 +7,18 @@ Both routes are made by `figure_route` (no `from __future__ import annotations` 
 reads the route's parameter types from the function the factory builds)."""
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
+from app.figure_export import figure_page, png_response, svg_response
 from app.registry import Registry
 from app.responses import error_responses, respond
 from app.routing import service
+from app.routing.export import export_svg, routing_takeaway
 from app.routing.requests import (
     AttentionAnswer,
     AttentionFigure,
@@ -48,18 +51,35 @@ def figure_route(
         with stops_answered(budget):
             answer = compute(registry, figure, budget.check)
         context = view(figure, answer)
+        page = figure_page(request)
+        context["takeaway"] = routing_takeaway(page, figure, answer, context["figure_id"])
         address, anchor = figure.address(prefix), f"#{context['figure_id']}"
         return respond(request, answer, f"partials/routing/{name}.html", context, address, anchor)
 
+    def export(
+        kind: Literal["svg", "png"],
+        figure: Annotated[schema, Query()],
+        request: Request,
+        registry: Registry,
+        budget: budget_of,
+    ) -> Response:
+        with stops_answered(budget):
+            answer = compute(registry, figure, budget.check)
+        page = figure_page(request, request.headers.get("Referer"))
+        drawn = export_svg(request.app.state.templates.env, page, view(figure, answer))
+        filename = f"papertrace-{name}-{len(figure.points)}"
+        return png_response(drawn, filename) if kind == "png" else svg_response(drawn, filename)
+
     route.__doc__ = summary
     router.get(f"/{name}", response_model=answer_model, responses=ERRORS, name=name)(route)
+    router.get(f"/{name}.{{kind}}", include_in_schema=False, response_model=None)(export)
 
 
 figure_route(
     "attention",
     AttentionFigure,
     AttentionAnswer,
-    lambda registry, figure, check: service.attention(registry, figure),
+    lambda registry, figure, check: service.attention(registry.get, figure),
     attention_view,
     ATTENTION,
     "How much each city's head reads every other city, in one layer of the encoder.",
@@ -68,7 +88,7 @@ figure_route(
     "reinforce",
     ReinforceFigure,
     ReinforceAnswer,
-    service.reinforce,
+    lambda registry, figure, check: service.reinforce(registry.get, figure, check),
     reinforce_view,
     REINFORCE,
     "k tours sampled from the policy for the cities, each with its advantage over the greedy "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from app.registry import ModelRegistry
 from app.routing.requests import (
     MODEL,
     AttentionAnswer,
@@ -19,14 +21,16 @@ from models import attention_routing
 from models.pointer_run import Check, four_digits
 from models.tasks import tsp
 
+Load = Callable[[str], Any]  # a checkpoint's name -> the loaded model (ModelRegistry.get)
 
-def served(registry: ModelRegistry) -> tuple[attention_routing.AttentionModel, ModelInfo]:
-    served = registry.get(MODEL)  # raises ModelUnavailable, answered by app.errors
+
+def served(load: Load) -> tuple[attention_routing.AttentionModel, ModelInfo]:
+    served = load(MODEL)  # raises ModelUnavailable, answered by app.errors
     return served.model, ModelInfo(name=served.name, sha256=served.sha256)
 
 
-def attention(registry: ModelRegistry, figure: AttentionFigure) -> AttentionAnswer:
-    model, info = served(registry)
+def attention(load: Load, figure: AttentionFigure) -> AttentionAnswer:
+    model, info = served(load)
     cities = tsp.validate_points(np.array(figure.points))  # InvalidInput: the reader's error
     weights = attention_routing.encoder_attention(model, cities)[figure.layer - 1, figure.head - 1]
     rows = four_digits(weights).tolist()  # rounded as every pointer trace's probabilities
@@ -35,8 +39,8 @@ def attention(registry: ModelRegistry, figure: AttentionFigure) -> AttentionAnsw
     )
 
 
-def reinforce(registry: ModelRegistry, figure: ReinforceFigure, check: Check) -> ReinforceAnswer:
-    model, info = served(registry)
+def reinforce(load: Load, figure: ReinforceFigure, check: Check = None) -> ReinforceAnswer:
+    model, info = served(load)
     cities = tsp.validate_points(np.array(figure.points))
     view = attention_routing.reinforce_view(model, cities, figure.samples, figure.seed, check)
     baseline = Tour(

@@ -18,6 +18,7 @@ from app.errors import error_sentence
 from app.pointer.url_state import inputs_text
 from app.registry import ModelUnavailable
 from app.routing import service
+from app.routing.export import routing_takeaway
 from app.routing.requests import (
     HEADS,
     LAYERS,
@@ -194,15 +195,22 @@ def page_figure(
     if planned.drawn is not None:
         try:
             figure = planned.drawn
-            return controls(view(figure, page_answer(env, compute(env.check), figure)), figure)
+            drawn = taken_away(env, view(figure, page_answer(env, compute(env.check), figure)))
+            return controls(drawn, figure)
         except InvalidInput as exc:
             problem = f"{exc} The figure shows its example instead."
     example = schema(points=EXAMPLE)
     answer = ANSWERS.get(env.registry, example, lambda: page_answer(env, compute(None), example))
-    drawn = view(example, answer) | {"problem": problem or planned.note}
+    drawn = taken_away(env, view(example, answer)) | {"problem": problem or planned.note}
     if planned.note and planned.address.state is not None:
         return controls(drawn, planned.address.state) | {"page_run": planned.run}
     return controls(drawn, example)
+
+
+def taken_away(env: WidgetEnv, view: dict[str, Any]) -> dict[str, Any]:
+    """The view with its take-away block (app/figure_export.py) for the page it is on."""
+    made = routing_takeaway(env.page, view["figure"], view["answer"], view["figure_id"])
+    return view | {"takeaway": made}
 
 
 def controls(view: dict[str, Any], state: Any) -> dict[str, Any]:
@@ -215,14 +223,14 @@ def attention_compute(check: Any) -> Callable[[Any, AttentionFigure], AttentionA
     def compute(registry: Any, figure: AttentionFigure) -> AttentionAnswer:
         if check is not None:  # one forward pass of the encoder: checked before it starts
             check()
-        return service.attention(registry, figure)
+        return service.attention(registry.get, figure)
 
     return compute
 
 
 def reinforce_compute(check: Any) -> Callable[[Any, ReinforceFigure], ReinforceAnswer]:
     def compute(registry: Any, figure: ReinforceFigure) -> ReinforceAnswer:
-        return service.reinforce(registry, figure, check)
+        return service.reinforce(registry.get, figure, check)
 
     return compute
 
