@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import Request
 from fastapi.responses import Response
@@ -87,7 +88,8 @@ def takeaway(
     """The take-away block of figure `figure_id` showing `what` (a phrase: "the convex hull
     decoded greedily over 10 points") from checkpoint `model` (name, sha256), whose state is
     `url_state` (the page address's keys; None removes one); `export` is the family's export
-    route with the state's query, to which ".svg"/".png" are added. None off a paper page."""
+    route and the state's query (`export_route`), to which ".svg"/".png" are added. None off a
+    paper page."""
     if page is None:
         return None
     parts = urlsplit(page.url)
@@ -103,6 +105,13 @@ def takeaway(
     )
 
 
+def export_route(path: str, fields: Mapping[str, str | list[str] | None]) -> str:
+    """A family's export route with a figure's state as its query (keys without the page
+    address's prefix; None left out, a list as the key repeated)."""
+    kept = {key: value for key, value in fields.items() if value is not None}
+    return f"{path}?{urlencode(kept, safe=',;', doseq=True)}"
+
+
 def citation(page: FigurePage, figure_id: str, what: str, model: Any, link: str) -> str:
     """The paper's BibTeX and an entry for the figure that cites it."""
     key = CITE_KEY.search(page.bibtex)
@@ -111,10 +120,17 @@ def citation(page: FigurePage, figure_id: str, what: str, model: Any, link: str)
         f"@misc{{papertrace-{page.slug}-{figure_id},\n"
         f"  title        = {{{{{page.title}}}: {what}}},\n"
         f"  howpublished = {{PaperTrace, \\url{{{link}}}}},\n"
-        f"  note         = {{Model {model.name}, sha256 {model.sha256}{cites}}}\n"
+        f"  note         = {{{made_by(model)}{cites}}}\n"
         "}"
     )
     return f"{page.bibtex.strip()}\n\n{entry}" if page.bibtex else entry
+
+
+def made_by(model: Any) -> str:
+    """Who drew a figure: its checkpoint and sha256, or α-entmax itself (no model)."""
+    if model is None:
+        return "Computed by α-entmax (models.entmax), no trained model"
+    return f"Model {model.name}, sha256 {model.sha256}"
 
 
 def py(value: Any) -> str:
@@ -129,17 +145,17 @@ def py(value: Any) -> str:
     )
 
 
-def script(imports: list[str], call: str, prints: list[str]) -> str:
-    """A snippet run from the repository's root: imports, one call into `answer`, prints."""
+def script(imports: list[str], lines: list[str], models: bool = True) -> str:
+    """A snippet run from the repository's root: its imports, then its `lines` (which call the
+    family's code, with `local_models()` when `models`, and print the answer)."""
     return "\n".join(
         [
             "# From the root of a PaperTrace checkout, after `make .venv/.dev-installed`:",
             "#   .venv/bin/python this_file.py",
             *imports,
-            "from app.registry import local_models",
+            *(["from app.registry import local_models"] if models else []),
             "",
-            f"answer = {call}",
-            *prints,
+            *lines,
             "",
         ]
     )
@@ -201,6 +217,12 @@ def _resolve(value: str, variables: dict[str, str]) -> str:
         ),
         value,
     )
+
+
+@cache
+def site_variable(name: str) -> str:
+    """A colour (or other value) of the site's light theme, from static/css/site.css."""
+    return _variables((STATIC / "css/site.css").read_text())[name]
 
 
 @cache

@@ -93,7 +93,12 @@ def pointer_page(site: TestClient, slug: str, key: str, fields: dict[str, str]) 
 def test_each_figure_script_prints_the_api_answer(site: TestClient) -> None:
     """Every live figure's script, run as a reader would, prints what the API answers for the
     request the figure drew."""
-    cases = [*pointer_cases(site), *routing_cases(site)]
+    cases = [
+        *pointer_cases(site),
+        *routing_cases(site),
+        *seq2seq_cases(site),
+        *playground_cases(site),
+    ]
     assert run_scripts([script for script, _ in cases]) == [expected for _, expected in cases]
 
 
@@ -152,6 +157,78 @@ def routing_cases(site: TestClient) -> list[tuple[str, str]]:
             assert len(samples) == 6
         cases.append((taken["run"], expected))
     return cases
+
+
+SEQ2SEQ_CASES = [  # (figure, its round trip's query: what a reader's controls send)
+    ("inflect", "lemma=sing&language=en&features=V;PST&beam_width=3&alpha=2"),
+    ("translate", "text=Open+a+new+window&beam_width=2&compare=1"),
+    ("translate", "text=Delete+300+files&beam_width=2&alpha=1.5&copy_model=1&copy_beside=1"),
+    (
+        "inflect",
+        "lemma=Haus&language=de&features=N;NOM;PL&mode=inference&base_alpha=1.5"
+        "&inference_alpha=1.2",
+    ),
+]
+PAGE = "http://testserver/papers/sparse-seq2seq"
+
+
+def seq2seq_cases(site: TestClient) -> list[tuple[str, str]]:
+    """Each figure's script prints each column's model and best answer, as the API's JSON for
+    the same requests has them."""
+    cases = []
+    for path, query in SEQ2SEQ_CASES:
+        answer = site.get(
+            f"/api/seq2seq/{path}/figure?{query}",
+            headers={"HX-Request": "true", "HX-Current-URL": PAGE},
+        )
+        assert answer.status_code == 200, answer.text
+        taken = block(answer.text, f"seq2seq-{path}-take-away")
+        requests = re.findall(
+            r"(?:Inflect|Translate)Request\((.*?)\)(?:,|, local_models)", taken["run"]
+        )
+        assert requests, taken["run"]
+        lines = []
+        for body in requests:
+            fields = eval(f"dict({body})")  # noqa: S307 (the script we generated)
+            api = site.post(f"/api/seq2seq/{path}", json=fields).json()
+            lines.append(f"{api['model']['name']} -> {api['hypotheses'][0]['text']}\n")
+        cases.append((taken["run"], "".join(lines)))
+    assert any(len(case[1].splitlines()) == 3 for case in cases)  # the compared columns
+    assert any("copy" in case[1] for case in cases)  # a copy model's column
+    return cases
+
+
+def playground_cases(site: TestClient) -> list[tuple[str, str]]:
+    """The playground's script prints the probabilities and support of POST /api/entmax."""
+    page = site.get("/papers/sparse-seq2seq?entmax-alpha=1.8")
+    taken = block(page.text, "entmax-playground-take-away")
+    request = re.search(r"EntmaxRequest\((.*?)\)\)", taken["run"])[1]
+    api = site.post("/api/entmax", json=eval(f"dict({request})")).json()  # noqa: S307
+    assert "alpha=1.8" in taken["run"]
+    expected = f"probabilities: {api['probabilities']}\nsupport: {api['support_size']}\n"
+    return [(taken["run"], expected)]
+
+
+@pytest.mark.parametrize(
+    "route",
+    [
+        "/api/seq2seq/translate/figure.{kind}?text=Open+a+new+window&compare=1",
+        "/api/seq2seq/inflect/figure.{kind}?lemma=go&language=en&features=V;PST",
+        "/api/entmax/figure.{kind}?text=a+b+c&scores=1&scores=0&scores=3&alpha=2",
+    ],
+)
+def test_the_sparse_figures_export_svg_and_png(site: TestClient, route: str) -> None:
+    svg = site.get(route.format(kind="svg"), headers={"Referer": PAGE})
+    assert svg.status_code == 200, svg.text
+    root = ET.fromstring(svg.content)
+    caption = " ".join(t.text for t in root.iter(f"{SVG}text") if t.get("class") == "pt-caption")
+    assert "Sparse Sequence-to-Sequence Models (2019)" in caption
+    assert ("sha256" in caption) == ("entmax" not in route)
+    if "compare" in route:  # one heading a column
+        headings = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "pt-heading"]
+        assert len(headings) == 3 and all("α = " in h for h in headings)
+    png = site.get(route.format(kind="png"), headers={"Referer": PAGE})
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
 
 
 def test_a_board_answer_redraws_its_take_away_block(site: TestClient) -> None:

@@ -4,15 +4,17 @@ draws it)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
+from app.entmax.export import export_svg
 from app.entmax.requests import EntmaxRequest, EntmaxResponse, PlaygroundRequest
 from app.entmax.service import compute_entmax
 from app.entmax.widget import playground_view
+from app.figure_export import figure_page, png_response, svg_response
 from app.responses import back_to_page, respond, wants_fragment
 
 router = APIRouter(prefix="/api", tags=["entmax"])
@@ -46,8 +48,19 @@ def entmax_figure(
     if not wants_fragment(request):
         return back_to_page(request, figure.address(), ANCHOR)
     trigger = request.headers.get("HX-Trigger-Name")
-    view = playground_view(figure)
+    view = playground_view(figure, page=figure_page(request))
     view["rows"] = trigger in ("text", "example")
     view["example_chosen"] = trigger == "example" and view["example"] is not None
     figure_html = "partials/entmax/figure.html"
     return respond(request, view["result"], figure_html, view, figure.address(), ANCHOR)
+
+
+@router.get("/entmax/figure.{kind}", include_in_schema=False, response_model=None)
+def entmax_figure_export(
+    kind: Literal["svg", "png"], request: Request, figure: Annotated[PlaygroundRequest, Query()]
+) -> Response:
+    """The playground's bars for its fields as a self-contained SVG, or as PNG."""
+    page = figure_page(request, request.headers.get("Referer"))
+    svg = export_svg(request.app.state.templates.env, page, playground_view(figure))
+    name = f"papertrace-entmax-{figure.alpha:g}"
+    return png_response(svg, name) if kind == "png" else svg_response(svg, name)

@@ -16,10 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.entmax.export import playground_takeaway
 from app.entmax.figures import SIMPLEX_H, SIMPLEX_W, curve_figure, simplex_figures
 from app.entmax.requests import EXAMPLES, PLAYGROUND_PREFIX, SLIDER, PlaygroundRequest
 from app.entmax.service import compute_entmax, family_figures
 from app.errors import error_sentence
+from app.figure_export import FigurePage
 from app.widgets import AddressState, PageFigure, WidgetEnv, register_widget
 
 __all__ = ["EXAMPLES", "playground_view"]
@@ -75,9 +77,12 @@ def playground_address(params: Mapping[str, Any], env: WidgetEnv) -> AddressStat
     )
 
 
-def playground_view(figure: PlaygroundRequest, problem: str | None = None) -> dict[str, Any]:
+def playground_view(
+    figure: PlaygroundRequest, problem: str | None = None, page: FigurePage | None = None
+) -> dict[str, Any]:
     """What the playground's templates draw for one figure request: the page's first render
-    and every htmx answer of GET /api/entmax/figure."""
+    and every htmx answer of GET /api/entmax/figure (`page`: the page it is on, for its
+    take-away block)."""
     result = compute_entmax(figure)
     threshold = result.score_threshold
     cut = threshold is not None and abs(threshold) <= SCORE_SPAN
@@ -98,6 +103,8 @@ def playground_view(figure: PlaygroundRequest, problem: str | None = None) -> di
         "slider": SLIDER,
         "url_problem": problem,
         "config": {"scoreSpan": SCORE_SPAN},
+        "figure": figure,
+        "takeaway": playground_takeaway(page, figure),
     }
 
 
@@ -114,8 +121,9 @@ def entmax_playground_context(params: Mapping[str, Any], env: WidgetEnv) -> dict
     has it (params["page_figure"], app.widgets)."""
     planned: PageFigure = params.get("page_figure") or PageFigure()
     if planned.drawn is not None:
-        return playground_view(planned.drawn)
-    return playground_view(PlaygroundRequest(), planned.address.problem or planned.note)
+        return playground_view(planned.drawn, page=env.page)
+    problem = planned.address.problem or planned.note
+    return playground_view(PlaygroundRequest(), problem, env.page)
 
 
 @register_widget("entmax-family-figures", needs={"css/entmax.css"}, pure=True)

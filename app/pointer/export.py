@@ -11,6 +11,7 @@ from app.figure_export import (
     Panel,
     Takeaway,
     document,
+    export_route,
     py,
     script,
     standalone_style,
@@ -60,14 +61,8 @@ def snippet(task: str, board: Board, result: PointerTrace) -> str:
     )
     return script(
         ["from models.pointer_run import PointerRequest, run"],
-        call,
-        ['print("order:", answer.order)', 'print("correct:", answer.correct)'],
+        [f"answer = {call}", 'print("order:", answer.order)', 'print("correct:", answer.correct)'],
     )
-
-
-def export_query(task: str, board: Board) -> str:
-    fields = {k.removeprefix(f"{task}-"): v for k, v in address(task, board).items() if v}
-    return "&".join(f"{name}={value}" for name, value in fields.items())
 
 
 def board_takeaway(
@@ -75,7 +70,7 @@ def board_takeaway(
 ) -> Takeaway | None:
     if result is None:
         return None
-    query = export_query(task, board)
+    fields = {k.removeprefix(f"{key}-"): v for k, v in address(key, board).items()}
     return takeaway(
         page,
         figure_id(key),
@@ -83,7 +78,7 @@ def board_takeaway(
         what(task, board, result),
         result.model,
         snippet(task, board, result),
-        f"/api/pointer/{task}/figure?{query}",
+        export_route(f"/api/pointer/{task}/figure", fields),
     )
 
 

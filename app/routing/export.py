@@ -11,6 +11,7 @@ from app.figure_export import (
     Panel,
     Takeaway,
     document,
+    export_route,
     py,
     script,
     standalone_style,
@@ -54,14 +55,13 @@ def snippet(figure: CitiesFigure) -> str:
             'print("samples:", [(s.length, s.advantage) for s in answer.samples])',
         ]
     imports = ["from app.routing import service", f"from app.routing.requests import {kind}"]
-    return script(imports, call, prints)
+    return script(imports, [f"answer = {call}", *prints])
 
 
 def routing_takeaway(
     page: FigurePage | None, figure: CitiesFigure, answer: Any, figure_id: str
 ) -> Takeaway | None:
     name = name_of(figure)
-    query = "&".join(f"{k.lstrip('-')}={v}" for k, v in figure.address("").items())
     return takeaway(
         page,
         figure_id,
@@ -69,7 +69,7 @@ def routing_takeaway(
         what(figure, answer),
         answer.model,
         snippet(figure),
-        f"/api/routing/{name}?{query}",
+        export_route(f"/api/routing/{name}", {k[1:]: v for k, v in figure.address("").items()}),
     )
 
 

@@ -13,16 +13,18 @@ The two figure routes are made by `figure_route` (no `from __future__ import ann
 FastAPI reads the route's parameter types from the function the factory builds).
 """
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
-from app.compute import Budget, compute_budget
+from app.compute import Budget, compute_budget, stops_answered
+from app.figure_export import figure_page, png_response, svg_response
 from app.registry import Registry
 from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
+from app.seq2seq.export import export_svg, seq2seq_takeaway
 from app.seq2seq.requests import (
     FigureOptions,
     InflectCells,
@@ -81,7 +83,8 @@ def figure_answer(
     if not wants_fragment(request):
         return back_to_page(request, address, f"#{context['widget_id']}")
     drawn = figure_view(registry, figure, budget.check)
-    context |= {"figure": drawn, "inputs": figure.example is not None}
+    made = seq2seq_takeaway(figure_page(request), figure, drawn)
+    context |= {"figure": drawn, "inputs": figure.example is not None, "takeaway": made}
     if context["inputs"]:
         options = service.options(registry)
         chosen = options.inflection if task == "inflection" else options.translation
@@ -147,8 +150,24 @@ def figure_route(path: str, schema: type[InflectFigure] | type[TranslateFigure])
     ) -> BaseModel | Response:
         return answer(request, figure, registry, budget)
 
+    def export(
+        kind: Literal["svg", "png"],
+        figure: Annotated[schema, Query()],
+        request: Request,
+        registry: Registry,
+        budget: budget_of,
+    ) -> Response:
+        """The widget's figure for its form's fields as a self-contained SVG, or as PNG."""
+        with stops_answered(budget):
+            drawn = figure_view(registry, figure, budget.check)
+        page = figure_page(request, request.headers.get("Referer"))
+        svg = export_svg(request.app.state.templates.env, page, figure, drawn)
+        name = f"papertrace-{path}"
+        return png_response(svg, name) if kind == "png" else svg_response(svg, name)
+
     route.__doc__ = f"The {schema.TASK} widget's figure for its form's fields."
     router.get(f"/{path}/figure", include_in_schema=False, response_model=None)(route)
+    router.get(f"/{path}/figure.{{kind}}", include_in_schema=False, response_model=None)(export)
 
 
 figure_route("inflect", InflectFigure)

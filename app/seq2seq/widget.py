@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from app.errors import error_sentence
 from app.registry import ModelRegistry, ModelUnavailable
 from app.seq2seq import service
+from app.seq2seq.export import seq2seq_takeaway
 from app.seq2seq.morphology_labels import feature_labels, language_name
 from app.seq2seq.requests import (
     MAX_BEAM_WIDTH,
@@ -257,18 +258,18 @@ def widget_context(
     planned: PageFigure = params.get("page_figure") or PageFigure()
     figure, problem = address_figure(FIGURE[task], default, fields)
     drawn: dict[str, Any] = {"single": None, "columns": None}
-    note = None
+    note, shown = None, figure
     try:
         if problem is not None:
             raise problem
         if fields and planned.drawn is not None:
-            drawn = figure_view(env.registry, planned.drawn, env.check)
+            drawn, shown = figure_view(env.registry, planned.drawn, env.check), planned.drawn
         else:  # the default figure is decoded once per checkpoint
             note = planned.note if fields else None
-            first_request = FIGURE[task].model_validate(default).columns()[0]
+            shown = FIGURE[task].model_validate(default)
             drawn["single"] = service.result_view(
-                service.cached_default(env.registry, first_request)
-            )["view"]  # type: ignore[arg-type]
+                service.cached_default(env.registry, shown.columns()[0])  # type: ignore[arg-type]
+            )["view"]
     except (ValidationError, InvalidInput, ModelUnavailable) as exc:
         if not fields:
             raise WidgetError(f"The default example cannot be drawn: {reason(exc)}") from exc
@@ -278,6 +279,7 @@ def widget_context(
     return {
         **controls(task, figure),
         "figure": drawn,
+        "takeaway": seq2seq_takeaway(env.page, shown, drawn),
         "problem": problem,
         "page_note": note,
         "page_run": planned.run if note else None,

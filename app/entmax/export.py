@@ -1,0 +1,114 @@
+"""The α-entmax playground taken away (app/figure_export.py): its take-away block, the script
+that prints its probabilities, and its bars as one self-contained SVG. No checkpoint: the
+figure is α-entmax itself, computed by models.entmax."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.entmax.requests import PlaygroundRequest
+from app.figure_export import (
+    FigurePage,
+    Legend,
+    Panel,
+    Takeaway,
+    document,
+    export_route,
+    py,
+    script,
+    site_variable,
+    takeaway,
+)
+
+FIGURE_ID = "entmax-playground"
+ROW = 22  # px per token in the exported bars
+
+
+def what(figure: PlaygroundRequest) -> str:
+    return f"{figure.alpha:g}-entmax of the scores of “{figure.text}”"
+
+
+def snippet(figure: PlaygroundRequest) -> str:
+    """Python that computes the playground's probabilities as the API does."""
+    call = f"compute_entmax(EntmaxRequest(scores={py(figure.scores)}, alpha={py(figure.alpha)}))"
+    return script(
+        [
+            "from app.entmax.requests import EntmaxRequest",
+            "from app.entmax.service import compute_entmax",
+        ],
+        [
+            f"answer = {call}",
+            'print("probabilities:", answer.probabilities)',
+            'print("support:", answer.support_size)',
+        ],
+        models=False,
+    )
+
+
+def playground_takeaway(page: FigurePage | None, figure: PlaygroundRequest) -> Takeaway | None:
+    # the form's fields: one `scores` a word (the page address joins them with commas)
+    fields = {"text": figure.text, "scores": [f"{s:.12g}" for s in figure.scores]}
+    return takeaway(
+        page,
+        FIGURE_ID,
+        figure.address(),
+        what(figure),
+        None,
+        snippet(figure),
+        export_route("/api/entmax/figure", fields | {"alpha": f"{figure.alpha:g}"}),
+    )
+
+
+def bars(view: dict[str, Any]) -> tuple[str, float]:
+    """The probabilities as SVG bars, one row per token (the playground's own bars are HTML),
+    and the drawing's height."""
+    rows = []
+    for i, (token, p) in enumerate(zip(view["labels"], view["result"].probabilities, strict=True)):
+        y = 8 + i * ROW
+        bar = (
+            f'<rect class="entmax-svg-bar" x="120" y="{y}" width="{200 * p:.2f}" height="14"/>'
+            if p > 0
+            else f'<rect class="entmax-svg-zero" x="120" y="{y}" width="200" height="14"/>'
+        )
+        value = f"{p:.3g}" if p > 0 else "0"
+        rows.append(
+            f'<text class="entmax-svg-label" x="112" y="{y + 11}" text-anchor="end">'
+            f"{escape(token)}</text>{bar}"
+            f'<text class="entmax-svg-value" x="328" y="{y + 11}">{value}</text>'
+        )
+    height = 16 + ROW * len(rows)
+    svg = f'<svg viewBox="0 0 400 {height}">{"".join(rows)}</svg>'
+    return svg, height
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# The playground's own bars are HTML (static/css/entmax.css); these are SVG, in the site's
+# colours for probability, exact zeros and ink.
+STYLE = (
+    f".entmax-svg-bar {{ fill: {site_variable('--mark-probability')} }} "
+    f".entmax-svg-zero {{ fill: none; stroke: {site_variable('--mark-zero')}; "
+    "stroke-dasharray: 3 2 } "
+    f".entmax-svg-label, .entmax-svg-value {{ fill: {site_variable('--ink')}; font-size: 11px }}"
+)
+LEGEND = [
+    Legend("entmax-svg-bar", "probability > 0 (bar length)", "box"),
+    Legend("entmax-svg-zero", "exactly 0", "box"),
+]
+
+
+def export_svg(templates: Any, page: FigurePage | None, view: dict[str, Any]) -> str:
+    figure = view["figure"]
+    made = playground_takeaway(page, figure)
+    result = view["result"]
+    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
+    caption = [
+        f"α-entmax: {what(figure)}: {result.support_size} of {len(result.probabilities)} "
+        "tokens keep a nonzero probability.",
+        f"{source}. Computed by models.entmax.",
+        *([made.link] if made is not None else []),
+    ]
+    drawing, height = bars(view)
+    return document(templates, STYLE, [Panel(drawing, 400, height)], LEGEND, caption)
