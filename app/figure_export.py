@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,7 +32,9 @@ from urllib.parse import urlencode, urlsplit
 from fastapi import Request
 from fastapi.responses import Response
 from markupsafe import Markup
+from pydantic import BaseModel
 
+from app.compute import Budget, PricedRequest, priced_budget, query_fields
 from app.responses import page_url
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -329,11 +331,37 @@ def svg_response(svg: str, filename: str) -> Response:
     )
 
 
+MAX_PNG_PIXELS = 2_500_000  # a tall figure (512 bars, compared heatmaps) is drawn smaller
+# Rasterising up to MAX_PNG_PIXELS takes 0.2-0.9 s of one core (bench/prices.py, export).
+PNG_TOKENS = 16
+
+
+def export_budget(schema: type[BaseModel]) -> Callable[[Request], AsyncIterator[Budget]]:
+    """The compute budget of an export route: the figure's own price from its request model
+    in the query (nothing more than the door's for a figure that runs no model), and
+    PNG_TOKENS more when it is drawn as PNG; a query that does not validate costs 1 (FastAPI
+    answers it with a 422)."""
+
+    async def price(request: Request) -> int:
+        png = PNG_TOKENS if request.path_params.get("kind") == "png" else 0
+        try:
+            figure = schema.model_validate(query_fields(request))
+        except ValueError:
+            return 1
+        return (figure.cost() if isinstance(figure, PricedRequest) else 1) + png
+
+    return priced_budget(price)
+
+
 def png_response(svg: str, filename: str) -> Response:
-    """The SVG rendered to PNG on the server at twice its size, on white."""
+    """The SVG rendered to PNG on the server at twice its size (less for a figure that would
+    pass MAX_PNG_PIXELS), on white."""
     import resvg_py
 
-    png = resvg_py.svg_to_bytes(svg_string=svg, background="#ffffff", zoom=2)
+    size = re.search(r'width="([\d.]+)" height="([\d.]+)"', svg)
+    area = float(size[1]) * float(size[2]) if size else 1.0
+    zoom = min(2.0, (MAX_PNG_PIXELS / area) ** 0.5)
+    png = resvg_py.svg_to_bytes(svg_string=svg, background="#ffffff", zoom=zoom)
     return Response(
         bytes(png),
         media_type="image/png",

@@ -62,6 +62,7 @@ class Case:
     body: dict[str, Any] | None = None
     params: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=lambda: dict(HX))
+    extra: int = 0  # tokens the route adds to its request's price (a PNG's rasterising)
 
     def payload(self) -> dict[str, Any]:
         return self.body if self.body is not None else dict(self.params or {})
@@ -259,21 +260,65 @@ def page_cases() -> Iterator[Case]:
     )
 
 
+def export_cases() -> Iterator[Case]:
+    """A figure taken away as PNG (app/figure_export.py: the figure's decode, its SVG and the
+    SVG rendered on the server), the heaviest state of each family's figure."""
+    from app.figure_export import PNG_TOKENS
+    from app.pointer.requests import PointsBoard
+    from app.routing.requests import AttentionFigure
+    from app.seq2seq.requests import TranslateFigure
+
+    compare = {"text": TEXT, "beam_width": "16", "compare": "1"}
+    scores = [f"{s:g}" for s in SCORES_512]
+    for endpoint, label, schema, params in (
+        (
+            "/api/pointer/hull/figure.png",
+            "100 points, beam 16",
+            PointsBoard,
+            {"points": POINTS, "decoder": "beam", "beam_width": "16"},
+        ),
+        (
+            "/api/seq2seq/translate/figure.png",
+            "200 characters, beam 16, compare",
+            TranslateFigure,
+            compare,
+        ),
+        ("/api/routing/attention.png", "100 cities", AttentionFigure, {"points": POINTS}),
+        (
+            "/api/entmax/figure.png",
+            "512 words",
+            "door",
+            {"text": SENTENCE_512, "scores": scores, "alpha": "1.5"},
+        ),
+    ):
+        yield Case(
+            f"GET {endpoint}",
+            label,
+            "GET",
+            endpoint,
+            schema,
+            params=params,
+            headers={},
+            extra=PNG_TOKENS,
+        )
+
+
 FAMILIES: dict[str, Callable[[], Iterator[Case]]] = {
     "pointer": pointer_cases,
     "seq2seq": seq2seq_cases,
     "entmax": entmax_cases,
     "routing": routing_cases,
     "page": page_cases,
+    "export": export_cases,
 }
 
 
 def price(app: Any, case: Case) -> int:
     """The case's tokens, from its request model (a page: its plan)."""
     if case.schema == "door":
-        return 1
+        return 1 + case.extra
     if case.schema is not None:
-        return case.schema.model_validate(case.payload()).cost()
+        return case.schema.model_validate(case.payload()).cost() + case.extra
     from app.pages import page_tokens
 
     return page_tokens(app, case.path, case.params or {})

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
+from app.compute import Budget, stops_answered
 from app.entmax.export import export_svg
 from app.entmax.requests import EntmaxRequest, EntmaxResponse, PlaygroundRequest
 from app.entmax.service import compute_entmax
 from app.entmax.widget import playground_view
-from app.figure_export import figure_page, png_response, svg_response
+from app.figure_export import export_budget, figure_page, png_response, svg_response
 from app.responses import back_to_page, respond, wants_fragment
 
 router = APIRouter(prefix="/api", tags=["entmax"])
@@ -55,12 +56,20 @@ def entmax_figure(
     return respond(request, view["result"], figure_html, view, figure.address(), ANCHOR)
 
 
+ExportCost = Annotated[Budget, Depends(export_budget(PlaygroundRequest))]
+
+
 @router.get("/entmax/figure.{kind}", include_in_schema=False, response_model=None)
 def entmax_figure_export(
-    kind: Literal["svg", "png"], request: Request, figure: Annotated[PlaygroundRequest, Query()]
+    kind: Literal["svg", "png"],
+    request: Request,
+    figure: Annotated[PlaygroundRequest, Query()],
+    budget: ExportCost,
 ) -> Response:
-    """The playground's bars for its fields as a self-contained SVG, or as PNG."""
-    page = figure_page(request, request.headers.get("Referer"))
-    svg = export_svg(request.app.state.templates.env, page, playground_view(figure))
-    name = f"papertrace-entmax-{figure.alpha:g}"
-    return png_response(svg, name) if kind == "png" else svg_response(svg, name)
+    """The playground's bars for its fields as a self-contained SVG, or as PNG (priced for
+    the drawing: no model runs)."""
+    with stops_answered(budget):
+        page = figure_page(request, request.headers.get("Referer"))
+        svg = export_svg(request.app.state.templates.env, page, playground_view(figure))
+        name = f"papertrace-entmax-{figure.alpha:g}"
+        return png_response(svg, name) if kind == "png" else svg_response(svg, name)

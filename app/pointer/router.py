@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import figure_page, png_response, svg_response
+from app.figure_export import export_budget, figure_page, png_response, svg_response
 from app.pointer.board import live_context
 from app.pointer.export import board_takeaway, export_svg
 from app.pointer.requests import (
@@ -156,18 +156,20 @@ def board_export(request: Request, task: Task, board: Board, budget: Budget, kin
 
 
 EXPORT = {"response_model": None, "include_in_schema": False}
+PointsExport = Annotated[Budget, Depends(export_budget(PointsBoard))]
+ValuesExport = Annotated[Budget, Depends(export_budget(ValuesBoard))]
 
 
 @router.get("/hull/figure.{kind}", **EXPORT)
-def hull_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+def hull_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsExport) -> Any:
     return board_export(request, "hull", board, budget, kind)
 
 
 @router.get("/tsp/figure.{kind}", **EXPORT)
-def tsp_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
+def tsp_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsExport) -> Any:
     return board_export(request, "tsp", board, budget, kind)
 
 
 @router.get("/sort/figure.{kind}", **EXPORT)
-def sort_figure(kind: Kind, board: ValuesQuery, request: Request, budget: ValuesCost) -> Any:
+def sort_figure(kind: Kind, board: ValuesQuery, request: Request, budget: ValuesExport) -> Any:
     return board_export(request, "sort", board, budget, kind)

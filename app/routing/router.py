@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import figure_page, png_response, svg_response
+from app.figure_export import export_budget, figure_page, png_response, svg_response
 from app.registry import Registry
 from app.responses import error_responses, respond
 from app.routing import service
@@ -56,12 +56,14 @@ def figure_route(
         address, anchor = figure.address(prefix), f"#{context['figure_id']}"
         return respond(request, answer, f"partials/routing/{name}.html", context, address, anchor)
 
+    export_cost = Annotated[Budget, Depends(export_budget(schema))]
+
     def export(
         kind: Literal["svg", "png"],
         figure: Annotated[schema, Query()],
         request: Request,
         registry: Registry,
-        budget: budget_of,
+        budget: export_cost,
     ) -> Response:
         with stops_answered(budget):
             answer = compute(registry, figure, budget.check)

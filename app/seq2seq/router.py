@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import figure_page, png_response, svg_response
+from app.figure_export import export_budget, figure_page, png_response, svg_response
 from app.registry import Registry
 from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
@@ -150,12 +150,14 @@ def figure_route(path: str, schema: type[InflectFigure] | type[TranslateFigure])
     ) -> BaseModel | Response:
         return answer(request, figure, registry, budget)
 
+    export_cost = Annotated[Budget, Depends(export_budget(schema))]
+
     def export(
         kind: Literal["svg", "png"],
         figure: Annotated[schema, Query()],
         request: Request,
         registry: Registry,
-        budget: budget_of,
+        budget: export_cost,
     ) -> Response:
         """The widget's figure for its form's fields as a self-contained SVG, or as PNG."""
         with stops_answered(budget):
