@@ -169,6 +169,8 @@ VARIABLE = re.compile(r"var\((--[\w-]+)\)")
 COLOR_MIX = re.compile(r"color-mix\(in srgb, (#[0-9a-fA-F]{6}) (\d+)%, transparent\)")
 DECLARATION = re.compile(r"(--[\w-]+)\s*:\s*([^;]+);")
 RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+# selectors of a pointer's or keyboard's state, which a file never has
+STATE = re.compile(r":(hover|focus|focus-visible|focus-within|active|visited)\b")
 # properties that place or animate the figure in the page, not what it draws
 PAGE_ONLY = frozenset(
     "cursor transition touch-action outline width height max-height max-width user-select "
@@ -240,7 +242,7 @@ def standalone_style(css_file: str, prefix: str) -> str:
         kept = [
             s.strip()
             for s in selector.split(",")
-            if s.strip().startswith(prefix) and ":" not in s and "[" not in s
+            if s.strip().startswith(prefix) and not STATE.search(s)
         ]
         declarations = [
             f"{name.strip()}: {_resolve(value.strip(), variables)}"

@@ -39,6 +39,7 @@ from app.pointer.views import (
     result_context,
     step_text,
 )
+from app.pointer.your_turn import your_turn
 
 ZERO_HALO_R = POINT_R + 4  # the dotted ring of an exact zero
 ARROW_MAX_WIDTH = 6.0  # stroke width of an arrow with probability 1
@@ -216,17 +217,42 @@ def line_board(
 
 
 def board_figure(
-    key: str, task: str, inputs: Sequence[Any], result: PointerTrace | None, step: int = 0
+    key: str,
+    task: str,
+    inputs: Sequence[Any],
+    result: PointerTrace | None,
+    step: int = 0,
+    turn: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything the board's SVG shows at decoder step `step` (0-based, clamped); without a
-    result (too few inputs, or inputs the model cannot take) the inputs alone."""
+    result (too few inputs, or inputs the model cannot take) the inputs alone. `turn`: the
+    reader's picks and their score (app/pointer/your_turn.py), when it is their turn."""
     step = 0 if result is None else max(0, min(step, len(result.steps) - 1))
     if task == "sort":
         assert result is None or isinstance(result, SortResponse)
         figure = line_board(key, inputs, result, step)
     else:
         figure = points_board(key, task, inputs, result, step)
+        figure |= picks_layer(task, figure, turn)
     return {**figure, "key": key, "step": step, "steps": 0 if result is None else len(result.steps)}
+
+
+def picks_layer(task: str, figure: dict[str, Any], turn: dict[str, Any] | None) -> dict[str, Any]:
+    """The reader's path through their picks, their picked marks, and whether the model's and
+    the exact answer are hidden (the reader is still picking)."""
+    if turn is None:
+        return {"mine": "", "hiding": False}
+    picks = turn["picks"]
+    coords = [(mark["x"], mark["y"]) for mark in figure["marks"]]
+    score = turn["score"]
+    closed = task == "tsp" and score is not None and score["done"]
+    for mark in figure["marks"]:
+        mark["picked"] = mark["index"] in picks
+        mark["aria"] = f"Point {mark['index'] + 1}. Enter picks it; Backspace undoes a pick."
+    return {
+        "mine": polygon_path([coords[i] for i in picks], closed),
+        "hiding": score is None or not score["done"],
+    }
 
 
 NOUNS = {"hull": "points", "tsp": "cities", "sort": "values"}
@@ -250,11 +276,17 @@ def live_context(
     step: int,
     note: str | None = None,
     trained: tuple[int, int] | None = None,
+    mine: list[int] | None = None,
 ) -> dict[str, Any]:
     """Context of the board's live parts (templates/partials/pointer/live.html): the figure,
-    the step line, the answer's details, the sentence when there is no answer, and a line when
-    the answer's n is outside the `trained` sizes (app/pointer/service.py trained_sizes)."""
-    figure = board_figure(key, task, inputs, result, step)
+    the step line, the answer's details, the sentence when there is no answer, a line when
+    the answer's n is outside the `trained` sizes (app/pointer/service.py trained_sizes), and
+    the reader's own answer when it is their turn (`mine`: their picks, from 1; None when it
+    is not their turn)."""
+    turn = None
+    if mine is not None:
+        turn = {"picks": [n - 1 for n in mine], "score": your_turn(inputs, mine, result)}
+    figure = board_figure(key, task, inputs, result, step, turn)
     context = {
         "key": key,
         "figure": figure,
@@ -264,5 +296,7 @@ def live_context(
         "beyond": beyond_training(result, trained),
         "result": result,
         "current_step": figure["step"],  # the details table marks its row
+        "your_turn": turn and turn["score"],
+        "turn": mine is not None,
     }
     return context | (result_context(result, figure["step"]) if result is not None else {})

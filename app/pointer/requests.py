@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.compute import PricedRequest, pointer_cost
 from app.numbers import MAX_BEAM_WIDTH, JsonInt, tolerated
@@ -287,13 +287,48 @@ class BoardFields(BaseModel):
     )(number_from_text)
 
 
+def picks_from_text(value: Any) -> Any:
+    """The address's `3,1,4` (the reader's picks, from 1) -> [3, 1, 4], a string or the
+    query's list of them; an empty text -> []; anything else as it is (the field's own
+    validation then refuses it)."""
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return value
+    parts = [part for text in texts for part in re.split(r"[\s,;]+", text) if part]
+    return [int(part) if part.isascii() and part.isdigit() else part for part in parts]
+
+
 class PointsBoard(BoardFields, PointsRequest):
-    """A hull or TSP board's state: its request and step. It may hold fewer points than a
-    decode needs (a cleared board, the first clicks); the board then says so."""
+    """A hull or TSP board's state: its request and step, and the reader's own answer when it
+    is their turn (`turn`, `mine`: app/pointer/your_turn.py scores it). It may hold fewer
+    points than a decode needs (a cleared board, the first clicks); the board then says so."""
 
     points: list[tuple[Coordinate, Coordinate]] = Field(max_length=MAX_INPUTS)
+    turn: bool = Field(False, description="the reader builds their own answer by picking points")
+    mine: list[JsonInt] = Field(
+        default_factory=list,
+        max_length=MAX_INPUTS,
+        description="the reader's answer so far: point numbers, from 1, in the order picked",
+    )
 
     _text = field_validator("points", mode="before")(lambda value: from_text(value, pairs=True))
+    _picks = field_validator("mine", mode="before")(picks_from_text)
+
+    @model_validator(mode="after")
+    def picks_on_the_board(self) -> PointsBoard:
+        seen: set[int] = set()
+        for number in self.mine:
+            if not 1 <= number <= len(self.points):
+                raise ValueError(
+                    f"Your answer picks point {number}, but the board has {len(self.points)} "
+                    "points; start your answer again."
+                )
+            if number in seen:
+                raise ValueError(
+                    f"Your answer picks point {number} twice; each point is picked once."
+                )
+            seen.add(number)
+        return self
 
 
 class ValuesBoard(BoardFields, ValuesRequest):

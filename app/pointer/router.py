@@ -35,6 +35,7 @@ from app.pointer.requests import (
 from app.pointer.service import solve, task_models, trained_sizes
 from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
+from app.pointer.your_turn import picks
 from app.responses import error_responses, respond, wants_fragment
 from models.errors import InvalidInput
 
@@ -108,7 +109,9 @@ def board_answer(request: Request, task: Task, key: str, board: Board, budget: B
         result, error = None, str(exc)
     trained = trained_sizes(registry, result.model.name) if result is not None else None
     step = board.step - 1
-    context = live_context(key, task, board.inputs(), result, error, step, trained=trained)
+    context = live_context(
+        key, task, board.inputs(), result, error, step, trained=trained, mine=picks(board)
+    )
     if result is not None:  # the step drawn, within the decode's
         board = board.model_copy(update={"step": context["current_step"] + 1})
     context["takeaway"] = board_takeaway(figure_page(request), task, key, board, result)
@@ -146,7 +149,9 @@ def board_export(request: Request, task: Task, board: Board, budget: Budget, kin
     legend and a caption naming the paper, the checkpoint and its sha256, and the link."""
     with stops_answered(budget):
         result = solve(request.app.state.registry, task, board, budget.check, remember=True)
-    context = live_context(task, task, board.inputs(), result, None, board.step - 1)
+    context = live_context(
+        task, task, board.inputs(), result, None, board.step - 1, mine=picks(board)
+    )
     board = board.model_copy(update={"step": context["current_step"] + 1})
     page = figure_page(request, request.headers.get("Referer"))
     templates = request.app.state.templates.env

@@ -62,8 +62,19 @@ def address(key: str, board: Board) -> dict[str, str | None]:
     else:
         shown = {f"{key}-values": ",".join(f"{v:g}" for v in board.values)}
     for name, value in board.model_dump(exclude_none=True, exclude={"points", "values"}).items():
-        shown[f"{key}-{name}"] = f"{value:g}" if isinstance(value, float) else str(value)
+        if value is False or value == []:  # your turn off, no picks: nothing to say
+            continue
+        shown[f"{key}-{name}"] = text_of(value)
     return {name: None for name in sorted(url_keys([key])) if name not in shown} | shown
+
+
+def text_of(value: Any) -> str:
+    """A field's value as the address spells it: 1.5, 4, 1 (on), 3,1,4 (picks)."""
+    if isinstance(value, bool):
+        return "1"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def inputs_text(inputs: Sequence[Any]) -> str:

@@ -40,6 +40,7 @@ from app.pointer.requests import (
 from app.pointer.service import solve, task_models, trained_sizes
 from app.pointer.url_state import board_fields, figure_id, inputs_text, url_keys
 from app.pointer.views import mapping_label, worked_example_context
+from app.pointer.your_turn import picks
 from app.registry import ModelUnavailable
 from app.widgets import (
     PAGE_FIGURE_TOKENS,
@@ -216,6 +217,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
             board.step - 1,
             note,
             trained_sizes(env.registry, result.model.name) if result else None,
+            picks(board),
         ),
     }
 

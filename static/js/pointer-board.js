@@ -35,6 +35,8 @@
       this.slider = q("[data-step]");
       this.play = q("[data-play]");
       this.steps = q(".pb-steps"); // the error line's own place is just above
+      this.turnBox = q("[data-turn]"); // your turn (hull and TSP): the reader's picks
+      this.mineField = q("[data-mine]");
       this.accepted = this.typed.value; // the inputs of the answer on the board
       this.refused = false; // the last answer was refused: the board shows an older state
       this.cause = null; // the control that asked for the next answer
@@ -66,6 +68,7 @@
 
     send(inputs, event = "board-change", cause = this.canvas) {
       this.cause = cause;
+      if (this.mineField) this.mineField.value = ""; // new inputs: the picks no longer apply
       this.typed.value = this.isSort
         ? inputs.join(", ")
         : inputs.map(([x, y]) => `${x}, ${y}\n`).join("");
@@ -164,10 +167,46 @@
       return Number(this.slider.value) - 1;
     }
 
+    // ---- your turn: the reader picks points in order; the server scores the picks ----
+
+    get turn() {
+      return Boolean(this.turnBox?.checked);
+    }
+
+    picks() {
+      return this.mineField.value.split(",").filter(Boolean).map(Number);
+    }
+
+    setPicks(picks, cause) {
+      this.mineField.value = picks.join(",");
+      this.cause = cause;
+      this.stopPlaying();
+      htmx.trigger(this.form, "board-change");
+    }
+
+    pick(index) {
+      const picks = this.picks();
+      if (picks.includes(index + 1)) {
+        this.say(this.turnBox, `Point ${index + 1} is picked already; Backspace undoes the last pick.`);
+        return;
+      }
+      this.setPicks([...picks, index + 1], this.canvas);
+    }
+
+    bindTurn() {
+      if (!this.turnBox) return;
+      this.turnBox.addEventListener("change", () => (this.mineField.value = ""));
+      const undo = this.root.querySelector("[data-mine-undo]");
+      undo.addEventListener("click", () => this.setPicks(this.picks().slice(0, -1), undo));
+      const clear = this.root.querySelector("[data-mine-clear]");
+      clear.addEventListener("click", () => this.setPicks([], clear));
+    }
+
     // ---- controls ----
 
     bind() {
       const root = this.root;
+      this.bindTurn();
       // controls of the script alone, and the view option: not the board's state
       for (const el of root.querySelectorAll("[data-random-n], [data-show-exact]")) {
         el.addEventListener("change", (event) => event.stopPropagation());
@@ -290,7 +329,7 @@
 
     longPress() {
       const press = this.press;
-      if (!press || press.moved || press.removed) return;
+      if (!press || press.moved || press.removed || this.turn) return;
       clearTimeout(press.timer);
       press.removed = true;
       this.remove(press.index);
@@ -298,7 +337,7 @@
 
     onPointerMove(event) {
       const press = this.press;
-      if (!press || press.removed) return;
+      if (!press || press.removed || this.turn) return; // on your turn points stay put
       const dx = event.clientX - press.x;
       const dy = event.clientY - press.y;
       const slop = press.index === null ? TAP_SLOP : DRAG_SLOP;
@@ -319,6 +358,10 @@
       const press = this.press;
       this.endPress();
       if (!press) return;
+      if (this.turn) {
+        if (press.index !== null && !press.removed) this.pick(press.index);
+        return; // your turn adds no point
+      }
       if (press.index === null) {
         // a tap adds a point (one past the limit too: the server's sentence says so)
         if (!press.moved && event.target.closest(".pb-hit")) {
@@ -340,7 +383,7 @@
 
     onContextMenu(event) {
       const index = this.indexOf(event.target);
-      if (index === null) return;
+      if (index === null || this.turn) return;
       event.preventDefault();
       // a phone fires contextmenu on a long press too: remove the point only once
       if (this.press && this.press.index === index) this.longPress();
@@ -356,6 +399,13 @@
     onKey(event) {
       const index = this.indexOf(event.target);
       if (index === null) return;
+      if (this.turn) {
+        if (event.key === "Enter" || event.key === " ") this.pick(index);
+        else if (event.key === "Backspace" || event.key === "Delete") this.setPicks(this.picks().slice(0, -1), this.canvas);
+        else return;
+        event.preventDefault();
+        return;
+      }
       if (event.key === "Delete" || event.key === "Backspace") {
         event.preventDefault();
         this.remove(index);
