@@ -159,7 +159,8 @@ def test_the_exported_svg_alone_draws_what_the_page_draws(
                     paths[cls] = [el.getAttribute("d"), style.stroke, style.strokeDasharray];
                 }
                 const points = [...svg.querySelectorAll(".pb-point circle:not(.pb-grab)")]
-                    .map((c) => [c.getAttribute("cx"), c.getAttribute("cy"), getComputedStyle(c).fill]);
+                    .map((c) => [c.getAttribute("cx"), c.getAttribute("cy"),
+                                 getComputedStyle(c).fill]);
                 return { paths, points };
             }"""
         )
