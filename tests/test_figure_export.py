@@ -324,3 +324,27 @@ def test_scripts_use_only_the_repository(tmp_path: Path) -> None:
     source = snippet("hull", board, Result())
     imports = re.findall(r"^from (\S+) import", source, re.M)
     assert imports and all(name.split(".")[0] in {"app", "models"} for name in imports)
+
+
+# ---- every live figure has a data table, redrawn with the figure ----
+
+
+@pytest.mark.parametrize(
+    ("route", "table"),
+    [
+        ("/api/pointer/hull/board/hull?points=0.1,0.1;0.9,0.2;0.5,0.9;0.5,0.4", "pb-table"),
+        ("/api/seq2seq/translate/figure?text=Open+a+new+window", "s2s-table"),
+        ("/api/seq2seq/inflect/figure?lemma=go&language=en&features=V;PST", "s2s-table"),
+        ("/api/entmax/figure?text=a+b+c&scores=1&scores=0&scores=3&alpha=2", "entmax-data"),
+        ("/api/routing/attention?points=0.1,0.1;0.9,0.2;0.5,0.9;0.5,0.4", "routing-table"),
+        ("/api/routing/reinforce?points=0.1,0.1;0.9,0.2;0.5,0.9;0.5,0.4", "routing-bars"),
+    ],
+)
+def test_each_answer_redraws_its_data_table(site: TestClient, route: str, table: str) -> None:
+    answer = site.get(route, headers={"HX-Request": "true", "HX-Current-URL": PAGE})
+    assert answer.status_code == 200
+    found = re.search(rf'class="{table}"(.*?)</table>', answer.text, re.S)
+    assert found and "<th" in found[1] and "<td" in found[1]
+    if table == "entmax-data":  # out of band, with the probabilities of this answer
+        assert 'id="entmax-data" hx-swap-oob="true"' in answer.text
+        assert "support 1 of 3" in found[1] and "<td>0</td>" in found[1]
