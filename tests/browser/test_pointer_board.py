@@ -41,6 +41,7 @@ CLICKS = [(0.1, 0.15), (0.8, 0.1), (0.45, 0.4), (0.9, 0.75), (0.55, 0.6), (0.15,
 
 
 def click_at(page: Page, svg: Locator, x: float, y: float, tap: bool = False) -> None:
+    svg.scroll_into_view_if_needed()  # a board with its take-away block is taller than 900 px
     box = svg.bounding_box()
     assert box is not None
     cx = box["x"] + (PAD + x * (FRAME - 2 * PAD)) / FRAME * box["width"]
@@ -224,6 +225,7 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     wait_for_answer(page, sort, 6)
     expect(sort.locator("[data-layer=points] [data-index]")).to_have_count(6)
     # dragging the smallest value (0.1, input 3) to the line's right end makes it the largest
+    sort.locator("[data-board-canvas]").scroll_into_view_if_needed()
     line = sort.locator("[data-board-canvas]").bounding_box()
     grab = sort.locator("[data-index='2'] .pb-grab").bounding_box()
     assert line is not None and grab is not None

@@ -139,7 +139,7 @@ def test_a_click_exactly_on_the_sorting_line_adds_a_value(tracked_page: TrackedP
     page = tracked_page.page
     tracked_page.goto("/papers/pointer-networks")
     sort = page.locator("#pointer-board-sort")
-    sort.scroll_into_view_if_needed()
+    sort.locator("[data-board-canvas]").scroll_into_view_if_needed()
     wait_for_answer(page, sort, 5)
     axis = sort.locator(".pb-axis").bounding_box()
     svg = sort.locator("[data-board-svg]").bounding_box()
