@@ -325,6 +325,17 @@ def caption_lines(text: str, width: int) -> list[str]:
     return lines
 
 
+Draw = Callable[[Any, "FigurePage | None"], str]  # (templates, page) -> the figure's SVG
+
+
+def exported(request: Request, kind: str, filename: str, draw: Draw) -> Response:
+    """An export route's answer: `draw`n for the page the download was asked from (its
+    Referer), as the SVG file or that SVG rendered as PNG."""
+    page = figure_page(request, request.headers.get("Referer"))
+    svg = draw(request.app.state.templates.env, page)
+    return png_response(svg, filename) if kind == "png" else svg_response(svg, filename)
+
+
 def svg_response(svg: str, filename: str) -> Response:
     return Response(
         svg,

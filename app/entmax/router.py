@@ -15,7 +15,7 @@ from app.entmax.export import export_svg
 from app.entmax.requests import EntmaxRequest, EntmaxResponse, PlaygroundRequest
 from app.entmax.service import compute_entmax
 from app.entmax.widget import playground_view
-from app.figure_export import export_budget, figure_page, png_response, svg_response
+from app.figure_export import export_budget, exported, figure_page
 from app.responses import back_to_page, respond, wants_fragment
 
 router = APIRouter(prefix="/api", tags=["entmax"])
@@ -68,8 +68,11 @@ def entmax_figure_export(
 ) -> Response:
     """The playground's bars for its fields as a self-contained SVG, or as PNG (priced for
     the drawing: no model runs)."""
+    view = playground_view(figure)
     with stops_answered(budget):
-        page = figure_page(request, request.headers.get("Referer"))
-        svg = export_svg(request.app.state.templates.env, page, playground_view(figure))
-        name = f"papertrace-entmax-{figure.alpha:g}"
-        return png_response(svg, name) if kind == "png" else svg_response(svg, name)
+        return exported(
+            request,
+            kind,
+            f"papertrace-entmax-{figure.alpha:g}",
+            lambda templates, page: export_svg(templates, page, view),
+        )

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, figure_page, png_response, svg_response
+from app.figure_export import export_budget, exported, figure_page
 from app.pointer.board import live_context
 from app.pointer.export import board_takeaway, export_svg
 from app.pointer.requests import (
@@ -153,11 +153,12 @@ def board_export(request: Request, task: Task, board: Board, budget: Budget, kin
         task, task, board.inputs(), result, None, board.step - 1, mine=picks(board)
     )
     board = board.model_copy(update={"step": context["current_step"] + 1})
-    page = figure_page(request, request.headers.get("Referer"))
-    templates = request.app.state.templates.env
-    drawn = export_svg(templates, page, task, board, result, context["figure"])
-    name = f"papertrace-{task}-{len(board.inputs())}"
-    return png_response(drawn, name) if kind == "png" else svg_response(drawn, name)
+    return exported(
+        request,
+        kind,
+        f"papertrace-{task}-{len(board.inputs())}",
+        lambda templates, page: export_svg(templates, page, task, board, result, context["figure"]),
+    )
 
 
 EXPORT = {"response_model": None, "include_in_schema": False}

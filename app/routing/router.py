@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, figure_page, png_response, svg_response
+from app.figure_export import export_budget, exported, figure_page
 from app.registry import Registry
 from app.responses import error_responses, respond
 from app.routing import service
@@ -67,10 +67,13 @@ def figure_route(
     ) -> Response:
         with stops_answered(budget):
             answer = compute(registry, figure, budget.check)
-        page = figure_page(request, request.headers.get("Referer"))
-        drawn = export_svg(request.app.state.templates.env, page, view(figure, answer))
-        filename = f"papertrace-{name}-{len(figure.points)}"
-        return png_response(drawn, filename) if kind == "png" else svg_response(drawn, filename)
+        context = view(figure, answer)
+        return exported(
+            request,
+            kind,
+            f"papertrace-{name}-{len(figure.points)}",
+            lambda templates, page: export_svg(templates, page, context),
+        )
 
     route.__doc__ = summary
     router.get(f"/{name}", response_model=answer_model, responses=ERRORS, name=name)(route)

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, figure_page, png_response, svg_response
+from app.figure_export import export_budget, exported, figure_page
 from app.registry import Registry
 from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
@@ -162,10 +162,12 @@ def figure_route(path: str, schema: type[InflectFigure] | type[TranslateFigure])
         """The widget's figure for its form's fields as a self-contained SVG, or as PNG."""
         with stops_answered(budget):
             drawn = figure_view(registry, figure, budget.check)
-        page = figure_page(request, request.headers.get("Referer"))
-        svg = export_svg(request.app.state.templates.env, page, figure, drawn)
-        name = f"papertrace-{path}"
-        return png_response(svg, name) if kind == "png" else svg_response(svg, name)
+        return exported(
+            request,
+            kind,
+            f"papertrace-{path}",
+            lambda templates, page: export_svg(templates, page, figure, drawn),
+        )
 
     route.__doc__ = f"The {schema.TASK} widget's figure for its form's fields."
     router.get(f"/{path}/figure", include_in_schema=False, response_model=None)(route)
