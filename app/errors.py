@@ -81,8 +81,16 @@ READER_FIELDS = {
     "layer": "the layer",
     "head": "the head",
     "mode": "the mode",
+    "turn": "your turn",
+    "mine": "your answer",
 }
-READER_ITEMS = {"points": "Point", "values": "Value", "scores": "Score", "labels": "Word"}
+READER_ITEMS = {
+    "points": "Point",
+    "values": "Value",
+    "scores": "Score",
+    "labels": "Word",
+    "mine": "Your pick",
+}
 
 
 def reader_field(loc: Sequence[str | int]) -> str:
