@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from models import snapshots
 from models.checkpoints import CheckpointError
 
 logger = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ class ModelRegistry:
             return model
 
     def _load(self, name: str) -> Any:
-        entry = self.manifest().get(name)
+        entry = self.manifest().get(name) or snapshots.entry(name, self.checkpoint_dir)
         if entry is None:
             raise ModelUnavailable(
                 name, f"no checkpoint yet (train it with: python -m models.train {name})"

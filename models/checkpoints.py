@@ -174,8 +174,13 @@ def verified_file(entry: dict, directory: Path = CHECKPOINT_DIR) -> Path:
 
 
 def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
-    """The trained model (in eval mode) and its manifest entry, after checking sha256."""
+    """The trained model (in eval mode) and its manifest entry, after checking sha256; a name
+    "<recipe>@<step>" is a snapshot of the recipe's training (models/snapshots.py)."""
     directory = Path(directory)
+    if "@" in name:
+        from models.snapshots import load_named  # it imports this module
+
+        return load_named(name, directory)
     entry = read_manifest(directory).get(name)
     if entry is None:
         raise CheckpointError(

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from models import attention_routing
+from models import attention_routing, snapshots
 from models.attention_routing import AttentionModel
 from models.errors import InvalidInput
 from models.pointer import PointerNet, Trace, beam_search, best_of, greedy, sample
@@ -44,6 +44,21 @@ SERVED: dict[Task, tuple[str, ...]] = {
     "tsp": ("pointer-tsp-attention-rl2", "attention-routing-tsp20", "pointer-tsp"),
     "sort": ("pointer-sort", "pointer-sort-entmax15"),
 }
+
+
+# task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): a
+# request's `snapshot` (a training step) decodes with the weights that run had then
+SNAPSHOTS: dict[Task, str] = {"hull": "pointer-hull", "sort": "pointer-sort"}
+
+
+def snapshot_steps(task: Task) -> list[int]:
+    """The training steps the task's snapshot run kept ([] when it has none)."""
+    found = snapshots.record(SNAPSHOTS[task]) if task in SNAPSHOTS else None
+    return [kept["step"] for kept in found["snapshots"]] if found else []
+
+
+class UnknownSnapshot(InvalidInput):
+    """A `snapshot` step the task's snapshot run did not keep."""
 
 
 def served_names() -> tuple[str, ...]:
@@ -65,10 +80,12 @@ class UnknownModel(InvalidInput):
 
 @cache
 def trained_alpha(name: str) -> float:
-    """The α of a served checkpoint's pointer: its recipe's, or the attention model's softmax."""
+    """The α of a served checkpoint's pointer (or of a snapshot's, "<recipe>@<step>"): its
+    recipe's, or the attention model's softmax."""
     from models.recipes import RECIPES, get_recipe
 
-    return get_recipe(name).config.alpha if name in RECIPES else attention_routing.Config.alpha
+    recipe = name.split("@")[0]
+    return get_recipe(recipe).config.alpha if recipe in RECIPES else attention_routing.Config.alpha
 
 
 def is_attention_model(name: str) -> bool:
@@ -76,7 +93,7 @@ def is_attention_model(name: str) -> bool:
     recipe; models/attention_routing_train.py trains it)."""
     from models.recipes import RECIPES
 
-    return name not in RECIPES
+    return name.split("@")[0] not in RECIPES
 
 
 @cache
@@ -92,9 +109,13 @@ def alpha_text(alpha: float) -> str:
     return f"{alpha:g}"
 
 
-def resolve(task: Task, alpha: float | None, model: str | None = None) -> tuple[float, str]:
+def resolve(
+    task: Task, alpha: float | None, model: str | None = None, snapshot: int | None = None
+) -> tuple[float, str]:
     """(α, checkpoint name) for a request's optional `model` and α; with neither, the task's
-    default model."""
+    default model; with a `snapshot` step, that snapshot of the task's snapshot run."""
+    if snapshot is not None:
+        return resolve_snapshot(task, alpha, model, snapshot)
     if model is not None:
         if model not in SERVED[task]:
             raise UnknownModel(
@@ -120,6 +141,33 @@ def resolve(task: Task, alpha: float | None, model: str | None = None) -> tuple[
     )
 
 
+def resolve_snapshot(
+    task: Task, alpha: float | None, model: str | None, snapshot: int
+) -> tuple[float, str]:
+    steps = snapshot_steps(task)
+    if not steps:
+        runs = " and ".join(SNAPSHOTS) or "no task"
+        raise UnknownSnapshot(
+            f"The {task} model's training kept no snapshots (only {runs} have them); leave "
+            "`snapshot` out."
+        )
+    if model is not None:
+        raise UnknownSnapshot("A snapshot is of one training run; leave `model` out with it.")
+    recipe = SNAPSHOTS[task]
+    trained = trained_alpha(recipe)
+    if alpha is not None and not math.isclose(alpha, trained, abs_tol=1e-9):
+        raise UnknownAlpha(
+            f"The {task} snapshots are of a pointer trained at α = {alpha_text(trained)}; "
+            "leave `alpha` out or set it to that."
+        )
+    if snapshot not in steps:
+        raise UnknownSnapshot(
+            f"The {task} model's training kept snapshots at steps "
+            f"{', '.join(str(s) for s in steps)}; set `snapshot` to one of them."
+        )
+    return trained, snapshots.snapshot_name(recipe, snapshot)
+
+
 def hypotheses(decoder: Decoder, beam_width: int, samples: int, n: int) -> int:
     """How many outputs a decoder carries at once over n inputs: its share of the compute
     budget. Symmetric runs 8·n greedy rollouts of the attention model, whose steps share one
@@ -140,6 +188,7 @@ class PointerRequest:
     seed: int = 0
     alpha: float | None = None
     model: str | None = None  # a checkpoint of SERVED[task]; None: chosen by α
+    snapshot: int | None = None  # a step of the task's snapshot run (SNAPSHOTS); None: trained
 
     def hypotheses(self) -> int:
         return hypotheses(self.decoder, self.beam_width, self.samples, len(self.inputs))
@@ -513,7 +562,7 @@ def run(
     `load(name)` returns the loaded checkpoint (the web layer passes its registry). Raises
     InvalidInput, with a sentence for the reader, on unusable input or an α no checkpoint has;
     whatever `load` or `check` raise passes through."""
-    _, name = resolve(request.task, request.alpha, request.model)
+    _, name = resolve(request.task, request.alpha, request.model, request.snapshot)
     served = load(name)
     started = time.perf_counter()  # after the one-time checkpoint load
     return TRACERS[request.task](request, served, started, check)

@@ -48,7 +48,9 @@ def hull(order: list[int], correct: bool) -> HullResponse:
 
 def test_path_length_open_and_closed() -> None:
     assert path_length(SQUARE, [0, 1, 2], closed=False) == pytest.approx(2.0)
+    assert path_length(SQUARE, [0, 1, 2], closed=True) == pytest.approx(2 + math.sqrt(2))
     assert path_length(SQUARE, [0, 1, 2, 3], closed=True) == pytest.approx(4.0)
+    assert path_length(SQUARE, [0, 1], closed=True) == pytest.approx(2.0)  # there and back
     assert path_length(SQUARE, [2], closed=True) == 0.0
     assert path_length(SQUARE, [], closed=True) == 0.0
 
@@ -60,6 +62,7 @@ def test_same_cycle_allows_any_start_and_either_way_only() -> None:
     assert not same_cycle([0, 2, 1, 3], [0, 1, 2, 3])  # a crossed polygon
     assert not same_cycle([0, 1, 2], [0, 1, 2, 3])
     assert not same_cycle([0, 1, 2, 4], [0, 1, 2, 3])
+    assert not same_cycle([4, 1, 2, 3], [0, 1, 2, 3])  # starts at a point the hull lacks
     assert same_cycle([], [])
 
 
@@ -142,3 +145,57 @@ def test_bad_picks_are_refused_with_a_sentence(mine: str, sentence: str) -> None
     with pytest.raises(ValidationError) as refused:
         PointsBoard.model_validate({"points": "0,0;1,0;1,1", "turn": "1", "mine": mine})
     assert sentence in error_sentence(refused.value.errors()[0], reader=True)
+
+
+def test_score_rows_and_summaries_in_full() -> None:
+    """Every field of a step row and of the summary, on a tour and a hull."""
+    model = tsp([0, 1, 2, 3, 4], 5.0)
+    score = your_turn(SQUARE, [2, 1, 3, 4, 5], model)
+    assert score is not None
+    assert score["rows"][:2] == [
+        {"step": 1, "mine": 2, "mine_length": 0.0, "model": 1, "model_length": 0.0},
+        {"step": 2, "mine": 1, "mine_length": 1.0, "model": 2, "model_length": 1.0},
+    ]
+    assert {k: v for k, v in score.items() if k != "rows"} == {
+        "task": "tsp",
+        "done": True,
+        "left": 0,
+        "length": pytest.approx(2 + 2 * math.sqrt(2)),
+        "model_length": 5.0,
+        "reference_length": 3.0,
+        "optimal": True,
+        "gap": pytest.approx((2 + 2 * math.sqrt(2)) / 3 - 1),
+        "model_gap": pytest.approx(5 / 3 - 1),
+        "verdict": "You win",
+    }
+    short = hull([0, 1], correct=False)  # a model answer shorter than the reader's picks
+    drawn = your_turn(SQUARE, [1, 2, 5, 4], short)
+    assert drawn is not None and drawn["rows"] == [
+        {"step": 1, "mine": 1, "on_hull": True, "model": 1, "model_on_hull": True},
+        {"step": 2, "mine": 2, "on_hull": True, "model": 2, "model_on_hull": True},
+        {"step": 3, "mine": 5, "on_hull": False, "model": None, "model_on_hull": False},
+        {"step": 4, "mine": 4, "on_hull": True, "model": None, "model_on_hull": False},
+    ]
+    assert {k: v for k, v in drawn.items() if k != "rows"} == {
+        "task": "hull",
+        "done": True,
+        "left": 0,
+        "found": 3,
+        "vertices": 4,
+        "right": False,
+        "model_right": False,
+        "verdict": "A tie",
+    }
+
+
+def test_a_board_without_a_turn_has_no_picks() -> None:
+    from app.pointer.requests import ValuesBoard
+
+    assert picks(ValuesBoard(values=[0.3, 0.1])) is None
+
+
+def test_a_tour_one_tie_width_shorter_still_ties() -> None:
+    square_tour = [1, 2, 3, 4, 5]
+    length = path_length(SQUARE, [n - 1 for n in square_tour], closed=True)
+    close = your_turn(SQUARE, square_tour, tsp([0, 1, 2, 3, 4], length + 1e-12))
+    assert close is not None and close["verdict"] == "A tie"

@@ -59,6 +59,7 @@ MIN_POINTS = 3
 MIN_VALUES = 2
 MAX_INPUTS = 100
 MAX_SEED = 2**31 - 1
+MAX_SNAPSHOT_STEP = 10**6  # a training step; the runs keep snapshots up to a few thousand
 MAX_NUMBER_CHARS = 40  # a number in an address longer than this is not read as one
 
 # strict: JSON numbers only; `true` or "0.5" is a wrong type, not a number to coerce.
@@ -118,6 +119,15 @@ class PointerDecodeOptions(PricedRequest):
         description="the checkpoint to decode with, one of the task's served models "
         "(GET /api/pointer/{task}/models); leave it out to choose by `alpha`",
         examples=[None],
+    )
+
+    snapshot: JsonInt | None = Field(
+        None,
+        ge=0,
+        le=MAX_SNAPSHOT_STEP,
+        description="a training step at which the task's model was kept (hull and sort: "
+        "GET /api/pointer/{task}/models lists them): decode with the weights it had then; "
+        "leave it out for the trained model",
     )
 
     def hypotheses(self, n: int) -> int:
@@ -283,7 +293,14 @@ class BoardFields(BaseModel):
     step: int = Field(1, ge=1, description="the decoder step shown, counting from 1")
 
     _numbers = field_validator(
-        "beam_width", "samples", "seed", "alpha", "step", mode="before", check_fields=False
+        "beam_width",
+        "samples",
+        "seed",
+        "alpha",
+        "step",
+        "snapshot",
+        mode="before",
+        check_fields=False,
     )(number_from_text)
 
 
@@ -359,3 +376,8 @@ class VariantInfo(BaseModel):
 class TaskModels(BaseModel):
     task: Task
     variants: list[VariantInfo]
+    snapshots: list[int] = Field(
+        default_factory=list,
+        description="training steps a request's `snapshot` may name (a rerun of the default "
+        "model's recipe that kept its weights at these steps); empty when the task has none",
+    )

@@ -30,6 +30,7 @@ from models.pointer_run import (
     Task,
     checkpoints,
     run,
+    snapshot_steps,
 )
 
 
@@ -50,6 +51,7 @@ def plain_request(task: Task, body: PointsRequest | ValuesRequest) -> PointerReq
         seed=body.seed,
         alpha=body.alpha,
         model=body.model,
+        snapshot=body.snapshot,
     )
 
 
@@ -83,7 +85,7 @@ def task_models(registry: ModelRegistry, task: Task) -> TaskModels:
         variants.append(
             VariantInfo(alpha=alpha, checkpoint=name, available=reason is None, reason=reason)
         )
-    return TaskModels(task=task, variants=variants)
+    return TaskModels(task=task, variants=variants, snapshots=snapshot_steps(task))
 
 
 def trained_sizes(registry: ModelRegistry, name: str) -> tuple[int, int] | None:

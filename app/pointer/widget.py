@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from app.errors import error_sentence
 from app.pointer.board import live_context
 from app.pointer.export import TITLES, board_takeaway, decoder_name
+from app.pointer.learning import learning_view
 from app.pointer.requests import (
     BOARDS,
     INPUTS,
@@ -208,6 +209,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         # the address's decode, when the page ran a lighter one or none (app.widgets.allot)
         "run_shared": figure.run if figure.note else None,
         "takeaway": board_takeaway(env.page, task, key, figure.drawn or board, result),
+        "learning": learning_view(task, board.snapshot),
         **live_context(
             key,
             task,

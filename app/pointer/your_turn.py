@@ -81,7 +81,7 @@ def tsp_score(points: Sequence[Sequence[float]], mine: list[int], result: TspRes
     return score
 
 
-def hull_score(points: Sequence[Sequence[float]], mine: list[int], result: HullResponse) -> dict:
+def hull_score(mine: list[int], result: HullResponse) -> dict:
     exact = list(result.reference.order)
     vertices = set(exact)
     rows = [
@@ -129,5 +129,5 @@ def your_turn(
     if isinstance(result, TspResponse):
         return tsp_score(inputs, picks, result)
     if isinstance(result, HullResponse):
-        return hull_score(inputs, picks, result)
+        return hull_score(picks, result)
     return None

@@ -193,6 +193,34 @@
       this.setPicks([...picks, index + 1], this.canvas);
     }
 
+    // ---- watch it learn: the slider over the training snapshots sets the board's snapshot ----
+
+    bindLearning() {
+      // the block is redrawn with every answer (out of band): listen on the board
+      this.root.addEventListener("input", (event) => {
+        if (!event.target.matches("[data-learning-slider]")) return;
+        const block = event.target.closest("[data-learning]");
+        const steps = JSON.parse(block.dataset.steps);
+        block.querySelector("[data-snapshot]").value = steps[Number(event.target.value)];
+        event.target.setAttribute("aria-valuetext", `step ${steps[Number(event.target.value)]}`);
+        this.cause = event.target;
+        this.throttled("board-step");
+      });
+      // capture: the box is no board field itself, so the form must not send on its change
+      // before the hidden field below, which is, has been set
+      this.root.addEventListener("change", (event) => {
+        if (!event.target.matches("[data-learning-on]")) return;
+        event.stopPropagation();
+        const block = event.target.closest("[data-learning]");
+        const steps = JSON.parse(block.dataset.steps);
+        const slider = block.querySelector("[data-learning-slider]");
+        slider.disabled = !event.target.checked;
+        block.querySelector("[data-snapshot]").value = event.target.checked ? steps[Number(slider.value)] : "";
+        this.cause = event.target;
+        htmx.trigger(this.form, "board-change");
+      }, true);
+    }
+
     bindTurn() {
       if (!this.turnBox) return;
       this.turnBox.addEventListener("change", () => (this.mineField.value = ""));
@@ -207,6 +235,7 @@
     bind() {
       const root = this.root;
       this.bindTurn();
+      this.bindLearning();
       // controls of the script alone, and the view option: not the board's state
       for (const el of root.querySelectorAll("[data-random-n], [data-show-exact]")) {
         el.addEventListener("change", (event) => event.stopPropagation());

@@ -1,0 +1,207 @@
+"""Watch a model learn: a short rerun of a served recipe that keeps its weights at log-spaced
+steps, so a figure can run the reader's own input through every stage of training.
+
+    python -m models.snapshots run pointer-hull --steps 3000          # 16 snapshots
+    python -m models.snapshots run seq2seq-inflect-full-a1.5 --steps 3000 --count 16
+
+The rerun is the recipe's own training (models/train.py's model, batches, loss, learning-rate
+schedule over the recipe's full step count, gradient clipping and seed), stopped after
+`--steps`: its first steps are those of a full run of the recipe. At each snapshot step (step
+0, the random weights, then log-spaced to the last step, so the early fast changes are seen)
+the recipe validates the model, and the weights are kept compactly: every matrix as int8 with
+one float16 scale per row (w ≈ scale · q, |q| ≤ 127), vectors as float16 — a quarter of the
+float32 size. The snapshots, their steps, the smoothed training loss and the validation
+metrics go to checkpoints/snapshots/<recipe>/ (one safetensors file a snapshot and a
+snapshots.json with each file's sha256), which `load` reads back into the recipe's model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from models.checkpoints import CHECKPOINT_DIR, build_model, sha256_file
+
+SNAPSHOT_DIR = CHECKPOINT_DIR / "snapshots"
+SCALE = ".int8_scale"  # the key suffix of a matrix's row scales
+NAME = re.compile(r"(?P<recipe>[a-z0-9][a-z0-9.-]*)@(?P<step>\d{1,7})")  # "pointer-hull@540"
+
+
+def snapshot_steps(last: int, count: int) -> list[int]:
+    """Step 0 and `count - 1` steps log-spaced from 1 to `last` (distinct, increasing)."""
+    steps: list[int] = [0]
+    for value in np.geomspace(1, last, count - 1):
+        step = max(int(round(value)), steps[-1] + 1)
+        steps.append(min(step, last))
+    return sorted(set(steps))
+
+
+def compact(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Weights as int8 rows with a float16 scale each (matrices) or float16 (the rest)."""
+    kept: dict[str, torch.Tensor] = {}
+    for name, tensor in state.items():
+        tensor = tensor.detach().float()
+        if tensor.ndim < 2:
+            kept[name] = tensor.half()
+            continue
+        rows = tensor.reshape(tensor.shape[0], -1)
+        scale = rows.abs().amax(dim=1).clamp_min(1e-12) / 127.0
+        kept[name] = torch.round(rows / scale[:, None]).to(torch.int8).reshape(tensor.shape)
+        kept[name + SCALE] = scale.half()
+    return kept
+
+
+def expand(kept: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """`compact`'s weights back as float32."""
+    state = {}
+    for name, tensor in kept.items():
+        if name.endswith(SCALE):
+            continue
+        if tensor.dtype == torch.int8:
+            scale = kept[name + SCALE].float()
+            rows = tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]
+            state[name] = rows.reshape(tensor.shape)
+        else:
+            state[name] = tensor.float()
+    return state
+
+
+def record(recipe_name: str, directory: Path = SNAPSHOT_DIR) -> dict | None:
+    """A recipe's snapshots.json (its steps, files, sha256s, losses and metrics), or None
+    when the recipe has no snapshot run."""
+    path = directory / recipe_name / "snapshots.json"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    if (path, stamp) not in _records:
+        _records[(path, stamp)] = json.loads(path.read_text())
+    return _records[(path, stamp)]
+
+
+_records: dict[tuple[Path, int], dict] = {}
+
+
+def snapshot_name(recipe_name: str, step: int) -> str:
+    return f"{recipe_name}@{step}"
+
+
+def entry(name: str, directory: Path = CHECKPOINT_DIR) -> dict[str, Any] | None:
+    """The manifest-like entry of a snapshot named "<recipe>@<step>" (family, task, config,
+    file, sha256, steps), or None when there is no such snapshot."""
+    match = NAME.fullmatch(name)
+    run_record = record(match["recipe"], directory / "snapshots") if match else None
+    if match is None or run_record is None:
+        return None
+    step = int(match["step"])
+    for kept in run_record["snapshots"]:
+        if kept["step"] == step:
+            return {
+                "family": run_record["family"],
+                "task": run_record["task"],
+                "config": run_record["config"],
+                "file": f"snapshots/{match['recipe']}/{kept['file']}",
+                "sha256": kept["sha256"],
+                "steps": step,
+                "snapshot_of": match["recipe"],
+            }
+    return None
+
+
+def load_named(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
+    """The snapshot "<recipe>@<step>" as its recipe's model (eval mode) and its entry, the
+    file's sha256 checked."""
+    found = entry(name, directory)
+    if found is None:
+        raise FileNotFoundError(f"no snapshot {name} under {directory / 'snapshots'}")
+    path = directory / found["file"]
+    if sha256_file(path) != found["sha256"]:
+        raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
+    model = build_model(found["family"], found["config"])
+    model.load_state_dict(expand(load_file(path)))
+    return model.eval(), found
+
+
+def run(recipe_name: str, steps: int, count: int, directory: Path = SNAPSHOT_DIR) -> dict:
+    """Rerun the recipe's first `steps` steps, keeping `count` snapshots (see the module)."""
+    from models.recipes import get_recipe  # training only: the server never imports these
+    from models.train import learning_rate, optimizer_step
+
+    recipe = get_recipe(recipe_name)
+    defaults = recipe.defaults
+    torch.manual_seed(defaults.seed)
+    model = recipe.build_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=defaults.lr)
+    batches = recipe.batches(defaults.batch_size, defaults.seed, 0, 0)
+    folder = directory / recipe_name
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = snapshot_steps(steps, count)
+    kept: list[dict] = []
+    smoothed: float | None = None
+    started = time.time()
+    for step in range(steps + 1):
+        if step in wanted:
+            kept.append(keep(recipe, model, folder, step, smoothed))
+            print(json.dumps(kept[-1]), f"{time.time() - started:.0f} s", flush=True)
+        if step == steps:
+            break
+        lr = learning_rate(defaults.lr, step, defaults.warmup, step / defaults.steps)
+        value = optimizer_step(recipe, model, model, optimizer, batches, lr)
+        smoothed = value if smoothed is None else 0.98 * smoothed + 0.02 * value
+    entry = {
+        "recipe": recipe_name,
+        "family": recipe.family,
+        "task": recipe.task,
+        "config": asdict(recipe.config),  # as models/train.py writes it to the manifest
+        "steps": steps,
+        "schedule_steps": defaults.steps,
+        "batch_size": defaults.batch_size,
+        "seed": defaults.seed,
+        "storage": "matrices int8 with a float16 scale per row, vectors float16",
+        "wall_time_s": round(time.time() - started, 1),
+        "command": f"python -m models.snapshots run {recipe_name} --steps {steps} --count {count}",
+        "snapshots": kept,
+    }
+    (folder / "snapshots.json").write_text(json.dumps(entry, indent=1) + "\n")
+    return entry
+
+
+def keep(recipe, model: nn.Module, folder: Path, step: int, loss: float | None) -> dict:
+    metrics = recipe.validate(model)
+    path = folder / f"step-{step:06d}.safetensors"
+    save_file(compact(model.state_dict()), path)
+    return {
+        "step": step,
+        "file": path.name,
+        "sha256": sha256_file(path),
+        "loss": None if loss is None else round(loss, 5),
+        "metrics": {k: round(float(v), 5) for k, v in metrics.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    start = sub.add_parser("run", help="rerun a recipe's first steps with snapshots")
+    start.add_argument("recipe")
+    start.add_argument("--steps", type=int, required=True)
+    start.add_argument("--count", type=int, default=16)
+    start.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    entry = run(args.recipe, args.steps, args.count)
+    print(f"{len(entry['snapshots'])} snapshots in {entry['wall_time_s'] / 60:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
