@@ -62,7 +62,11 @@ def learning_view(task: Task, snapshot: int | None) -> dict[str, Any] | None:
         "schedule_steps": run["schedule_steps"],
         "counted": counted,
         "loss_line": polyline(
-            [(x_of(s, last), y_of(loss, top_loss)) for s, loss in zip(steps, losses) if loss]
+            [
+                (x_of(step, last), y_of(loss, top_loss))
+                for step, loss in zip(steps, losses, strict=True)
+                if loss is not None
+            ]
         ),
         "metric_line": polyline(
             [(x_of(e["step"], last), y_of(e["metrics"].get(metric, 0.0), 1.0)) for e in kept]
