@@ -293,15 +293,12 @@ class BoardFields(BaseModel):
     step: int = Field(1, ge=1, description="the decoder step shown, counting from 1")
 
     _numbers = field_validator(
-        "beam_width",
-        "samples",
-        "seed",
-        "alpha",
-        "step",
-        "snapshot",
-        mode="before",
-        check_fields=False,
+        "beam_width", "samples", "seed", "alpha", "step", mode="before", check_fields=False
     )(number_from_text)
+    # the board's training slider sends its snapshot field empty when it is off
+    _snapshot = field_validator("snapshot", mode="before", check_fields=False)(
+        lambda value: None if value == "" else number_from_text(value)
+    )
 
 
 def picks_from_text(value: Any) -> Any:

@@ -1,0 +1,158 @@
+"""Watch it learn (models/snapshots.py, app/pointer/learning.py): the snapshot steps, the
+compact weights, a rerun's record and its loading by name, the request's `snapshot` resolved
+or refused, and, on the shipped snapshot runs, the board and the API decoding with them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.pointer.learning import learning_view
+from models import snapshots
+from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.errors import InvalidInput
+from models.pointer_run import SNAPSHOTS, resolve, snapshot_steps
+
+SHIPPED = {task: snapshots.record(recipe) for task, recipe in SNAPSHOTS.items()}
+needs_runs = pytest.mark.skipif(
+    not all(SHIPPED.values()), reason="the snapshot runs are not in checkpoints/snapshots"
+)
+
+
+def test_snapshot_steps_start_at_zero_and_spread_log_wise() -> None:
+    steps = snapshots.snapshot_steps(3000, 16)
+    assert steps[0] == 0 and steps[-1] == 3000 and len(steps) == 16
+    assert steps == sorted(set(steps))
+    gaps = [b - a for a, b in zip(steps, steps[1:], strict=False)]
+    assert gaps[0] < gaps[-1] / 100  # the early, fast changes get most of the snapshots
+    assert snapshots.snapshot_steps(5, 16) == [0, 1, 2, 3, 4, 5]
+
+
+def test_compact_weights_come_back_within_one_step_of_their_row_scale() -> None:
+    torch.manual_seed(0)
+    state = {"w": torch.randn(7, 5) * 3, "b": torch.randn(5), "e": torch.randn(4, 3, 2)}
+    kept = snapshots.compact(state)
+    assert kept["w"].dtype == torch.int8 and kept["b"].dtype == torch.float16
+    assert set(kept) == {"w", "w.int8_scale", "b", "e", "e.int8_scale"}
+    back = snapshots.expand(kept)
+    for name in ("w", "e"):
+        rows = state[name].reshape(state[name].shape[0], -1)
+        step = rows.abs().amax(dim=1) / 127
+        error = (back[name] - state[name]).reshape(rows.shape).abs()
+        assert (error <= step[:, None] * 0.51 + 1e-3).all()
+        assert back[name].shape == state[name].shape
+    assert torch.allclose(back["b"], state["b"], atol=1e-2)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A three-snapshot rerun of the sorting recipe in a folder of its own."""
+    directory = tmp_path_factory.mktemp("checkpoints")
+    snapshots.run("pointer-sort", 3, 3, directory / "snapshots")
+    return directory
+
+
+def test_a_rerun_records_its_snapshots_and_loads_them_by_name(tiny_run: Path) -> None:
+    run = snapshots.record("pointer-sort", tiny_run / "snapshots")
+    assert run is not None and run["steps"] == 3 and run["family"] == "pointer"
+    assert [kept["step"] for kept in run["snapshots"]] == [0, 1, 3]
+    assert run["snapshots"][0]["loss"] is None and run["snapshots"][2]["loss"] > 0
+    assert "accuracy_n20" in run["snapshots"][2]["metrics"]
+    model, entry = load_model("pointer-sort@3", tiny_run)
+    assert entry["steps"] == 3 and entry["snapshot_of"] == "pointer-sort"
+    first, _ = load_model("pointer-sort@0", tiny_run)
+    changed = [
+        not torch.equal(a, b)
+        for a, b in zip(model.state_dict().values(), first.state_dict().values(), strict=True)
+    ]
+    assert any(changed)  # three steps of training moved the weights
+    assert snapshots.entry("pointer-sort@2", tiny_run) is None
+    assert snapshots.entry("pointer-hull@0", tiny_run) is None
+    assert snapshots.entry("no name", tiny_run) is None
+
+
+def test_a_snapshot_whose_file_changed_is_refused(tiny_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = Path(shutil.copytree(tiny_run, tmp_path / "copy"))
+    target = copy / "snapshots" / "pointer-sort" / "step-000001.safetensors"
+    target.write_bytes(target.read_bytes()[:-1] + b"\0")
+    with pytest.raises(ValueError, match="sha256"):
+        load_model("pointer-sort@1", copy)
+
+
+@needs_runs
+def test_a_request_names_a_kept_step_or_is_told_which_exist() -> None:
+    steps = snapshot_steps("hull")
+    assert len(steps) >= 16 and steps[0] == 0
+    assert resolve("hull", None, None, steps[5]) == (1.0, f"pointer-hull@{steps[5]}")
+    with pytest.raises(InvalidInput, match="kept snapshots at steps 0, 1, "):
+        resolve("hull", None, None, steps[-1] + 1)
+    with pytest.raises(InvalidInput, match="kept no snapshots"):
+        resolve("tsp", None, None, 0)
+    with pytest.raises(InvalidInput, match="leave `model` out"):
+        resolve("sort", None, "pointer-sort", 0)
+    with pytest.raises(InvalidInput, match="trained at α = 1"):
+        resolve("sort", 1.5, None, 0)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[TestClient]:
+    with TestClient(create_app()) as client:
+        yield client
+
+
+@needs_runs
+@pytest.mark.parametrize("task", sorted(SNAPSHOTS))
+def test_the_api_and_the_board_decode_with_a_snapshot(site: TestClient, task: str) -> None:
+    steps = snapshot_steps(task)  # type: ignore[arg-type]
+    field, inputs = (
+        ("values", [0.3, 0.9, 0.1, 0.6, 0.45])
+        if task == "sort"
+        else ("points", [[0.1, 0.1], [0.9, 0.15], [0.85, 0.9], [0.15, 0.8], [0.5, 0.5]])
+    )
+    listed = site.get("/api/pointer/models").json()
+    assert next(t for t in listed if t["task"] == task)["snapshots"] == steps
+    early, late = (
+        site.post(f"/api/pointer/{task}", json={field: inputs, "snapshot": step}).json()
+        for step in (steps[0], steps[-1])
+    )
+    assert early["model"]["name"] == f"{SNAPSHOTS[task]}@0"  # type: ignore[index]
+    assert late["model"]["train_steps"] == steps[-1]
+    assert early["steps"][0]["distribution"] != late["steps"][0]["distribution"]
+    text = ";".join(f"{x},{y}" for x, y in inputs) if task != "sort" else "0.3,0.9,0.1,0.6,0.45"
+    board = site.get(
+        f"/api/pointer/{task}/board/{task}?{field}={text}&snapshot={steps[3]}",
+        headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/x"},
+    )
+    assert f"Step {steps[3]:,} of" in board.text and 'id="pb-' in board.text
+    assert f"{task}-snapshot={steps[3]}" in board.headers.get("HX-Replace-Url", "")
+    off = site.get(f"/api/pointer/{task}/board/{task}?{field}={text}&snapshot=")
+    assert off.status_code == 200 and off.json()["model"]["name"] == SNAPSHOTS[task]  # type: ignore[index]
+
+
+@needs_runs
+def test_the_learning_view_marks_the_snapshot_on_the_board() -> None:
+    steps = snapshot_steps("hull")
+    view = learning_view("hull", steps[4])
+    assert view is not None and view["on"] and view["index"] == 4 and view["marker"]
+    assert view["caption"].startswith(f"Step {steps[4]:,} of ")
+    off = learning_view("hull", None)
+    assert off is not None and not off["on"] and off["marker"] is None
+    assert learning_view("tsp", None) is None
+
+
+@needs_runs
+def test_the_shipped_runs_fit_their_storage_budget() -> None:
+    """Issue 42: the snapshots add at most 40 MB to checkpoints/."""
+    size = sum(p.stat().st_size for p in (CHECKPOINT_DIR / "snapshots").rglob("*") if p.is_file())
+    assert size <= 40 * 2**20, size
+    for recipe in SNAPSHOTS.values():
+        run = json.loads((CHECKPOINT_DIR / "snapshots" / recipe / "snapshots.json").read_text())
+        assert len(run["snapshots"]) >= 16
