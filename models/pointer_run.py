@@ -53,12 +53,7 @@ SNAPSHOTS: dict[Task, str] = {"hull": "pointer-hull", "sort": "pointer-sort"}
 
 def snapshot_steps(task: Task) -> list[int]:
     """The training steps the task's snapshot run kept ([] when it has none)."""
-    found = snapshots.record(SNAPSHOTS[task]) if task in SNAPSHOTS else None
-    return [kept["step"] for kept in found["snapshots"]] if found else []
-
-
-class UnknownSnapshot(InvalidInput):
-    """A `snapshot` step the task's snapshot run did not keep."""
+    return snapshots.kept_steps(SNAPSHOTS.get(task))
 
 
 def served_names() -> tuple[str, ...]:
@@ -144,28 +139,18 @@ def resolve(
 def resolve_snapshot(
     task: Task, alpha: float | None, model: str | None, snapshot: int
 ) -> tuple[float, str]:
-    steps = snapshot_steps(task)
-    if not steps:
-        runs = " and ".join(SNAPSHOTS) or "no task"
-        raise UnknownSnapshot(
-            f"The {task} model's training kept no snapshots (only {runs} have them); leave "
-            "`snapshot` out."
-        )
+    name = snapshots.named(SNAPSHOTS.get(task), snapshot, task)
     if model is not None:
-        raise UnknownSnapshot("A snapshot is of one training run; leave `model` out with it.")
-    recipe = SNAPSHOTS[task]
-    trained = trained_alpha(recipe)
+        raise snapshots.UnknownSnapshot(
+            "A snapshot is of one training run; leave `model` out with it."
+        )
+    trained = trained_alpha(name)
     if alpha is not None and not math.isclose(alpha, trained, abs_tol=1e-9):
         raise UnknownAlpha(
             f"The {task} snapshots are of a pointer trained at α = {alpha_text(trained)}; "
             "leave `alpha` out or set it to that."
         )
-    if snapshot not in steps:
-        raise UnknownSnapshot(
-            f"The {task} model's training kept snapshots at steps "
-            f"{', '.join(str(s) for s in steps)}; set `snapshot` to one of them."
-        )
-    return trained, snapshots.snapshot_name(recipe, snapshot)
+    return trained, name
 
 
 def hypotheses(decoder: Decoder, beam_width: int, samples: int, n: int) -> int:

@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from models import references
+from models import references, snapshots
 from models.checkpoints import CheckpointError, verified_file
 from models.errors import InvalidInput
 from models.references import InflectionLexicon, TranslationCorpus
@@ -60,6 +60,9 @@ COPY_SERVED: dict[float, str] = {
     1.0: "seq2seq-translate-copy-a1",
     1.5: "seq2seq-translate-copy-a1.5",
 }
+# task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): an
+# inflection request's `snapshot` (a training step) decodes with the weights that run had then
+SNAPSHOTS: dict[Task, str] = {"inflection": "seq2seq-inflect-full-a1.5"}
 # The reference files the verdicts read: the lexicon, and the corpus the served models learned.
 SERVED_CORPUS = "v2"
 REFERENCES: dict[Task, str] = {
@@ -553,7 +556,12 @@ def lemma_as_learned(inflector: Inflector, language: str, lemma: str) -> tuple[s
 
 
 def inflect(request: InflectionInput, load: Load, check: Check = None) -> InflectResponse:
-    served: ServedSeq2Seq = load(resolve("inflection", request.alpha)[1])
+    step = getattr(request, "snapshot", None)
+    if step is None:
+        name = resolve("inflection", request.alpha)[1]
+    else:  # a snapshot of the α = 1.5 recipe's training run
+        name = snapshots.named(SNAPSHOTS["inflection"], step, "inflection")
+    served: ServedSeq2Seq = load(name)
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Inflector)

@@ -31,6 +31,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from models.checkpoints import CHECKPOINT_DIR, build_model, sha256_file
+from models.errors import InvalidInput
 
 SNAPSHOT_DIR = CHECKPOINT_DIR / "snapshots"
 SCALE = ".int8_scale"  # the key suffix of a matrix's row scales
@@ -94,6 +95,32 @@ _records: dict[tuple[Path, int], dict] = {}
 
 def snapshot_name(recipe_name: str, step: int) -> str:
     return f"{recipe_name}@{step}"
+
+
+def kept_steps(recipe_name: str | None) -> list[int]:
+    """The steps a recipe's snapshot run kept ([] for none, or no recipe)."""
+    found = record(recipe_name) if recipe_name else None
+    return [kept["step"] for kept in found["snapshots"]] if found else []
+
+
+class UnknownSnapshot(InvalidInput):
+    """A `snapshot` step no snapshot run kept."""
+
+
+def named(recipe_name: str | None, step: int, what: str) -> str:
+    """The snapshot name of `recipe_name`'s run at `step`; UnknownSnapshot (a sentence saying
+    which steps exist) when the run did not keep it or `what` (e.g. "tsp") has no run."""
+    steps = kept_steps(recipe_name)
+    if not steps:
+        raise UnknownSnapshot(
+            f"The {what} model's training kept no snapshots; leave `snapshot` out."
+        )
+    if step not in steps:
+        raise UnknownSnapshot(
+            f"The {what} model's training kept snapshots at steps "
+            f"{', '.join(str(s) for s in steps)}; set `snapshot` to one of them."
+        )
+    return snapshot_name(str(recipe_name), step)
 
 
 def entry(name: str, directory: Path = CHECKPOINT_DIR) -> dict[str, Any] | None:

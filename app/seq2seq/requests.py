@@ -207,6 +207,15 @@ class InflectRequest(Seq2SeqDecodeOptions):
     features: str = Field(
         max_length=80, description="UniMorph-style cell, e.g. V;PST", examples=["V;PST"]
     )
+    snapshot: JsonInt | None = Field(
+        None,
+        ge=0,
+        le=10**6,
+        description="a training step at which the α = 1.5 model's training run kept its "
+        "weights (models/snapshots.py): decode with the model as it was then (`alpha` is "
+        "then 1.5); a step the run did not keep is refused with the steps it did; leave it "
+        "out for the trained model",
+    )
 
     @field_validator("lemma")
     @classmethod
@@ -472,6 +481,23 @@ class InflectFigure(FigureOptions, InflectRequest):
     REQUEST = InflectRequest
     EXAMPLES = INFLECTION_EXAMPLES
     TASK = "inflection"
+
+    # the training slider's field: a step as text, empty when the slider is off
+    snapshot: int | None = Field(None, ge=0, le=10**6)
+
+    @field_validator("snapshot", mode="before")
+    @classmethod
+    def slider_off(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def one_model_while_learning(self) -> InflectFigure:
+        if self.snapshot is not None and (self.compare or self.mode == "inference"):
+            raise ValueError(
+                "Watching the model learn shows one model as it trained; turn off the "
+                "comparison and the inference-time α, or untick Watch it learn."
+            )
+        return self
 
 
 class TranslateFigure(FigureOptions, TranslateRequest):

@@ -41,6 +41,7 @@ from app.seq2seq.widget import (
     figure_view,
     inflection_labels,
     language_cells,
+    learning,
     names,
 )
 from models.seq2seq_run import run
@@ -84,7 +85,12 @@ def figure_answer(
         return back_to_page(request, address, f"#{context['widget_id']}")
     drawn = figure_view(registry, figure, budget.check)
     made = seq2seq_takeaway(figure_page(request), figure, drawn)
-    context |= {"figure": drawn, "inputs": figure.example is not None, "takeaway": made}
+    context |= {
+        "figure": drawn,
+        "inputs": figure.example is not None,
+        "takeaway": made,
+        "learning": learning(figure),
+    }
     if context["inputs"]:
         options = service.options(registry)
         chosen = options.inflection if task == "inflection" else options.translation

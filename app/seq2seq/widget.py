@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.errors import error_sentence
+from app.learning import learning_view
 from app.registry import ModelRegistry, ModelUnavailable
 from app.seq2seq import service
 from app.seq2seq.export import seq2seq_takeaway
@@ -52,7 +53,7 @@ from app.widgets import (
     register_widget,
 )
 from models.errors import InvalidInput
-from models.seq2seq_run import SERVED, run
+from models.seq2seq_run import SERVED, SNAPSHOTS, run
 
 NEEDS = {"htmx", "js/hx-widgets.js", "js/seq2seq-widget.js", "css/seq2seq.css"}
 ALPHA_NAMES = {1.0: "softmax", 1.5: "1.5-entmax", 2.0: "sparsemax"}
@@ -280,6 +281,7 @@ def widget_context(
         **controls(task, figure),
         "figure": drawn,
         "takeaway": seq2seq_takeaway(env.page, shown, drawn),
+        "learning": learning(figure),
         "problem": problem,
         "page_note": note,
         "page_run": planned.run if note else None,
@@ -292,6 +294,12 @@ def widget_context(
         "options": options,
         "example_answers": example_answers(env, FIGURE[task], options.examples, alpha),
     }
+
+
+def learning(figure: FigureOptions) -> dict[str, Any] | None:
+    """The figure's training slider and curves (app/learning.py), for a task whose model's
+    training kept snapshots (inflection)."""
+    return learning_view(SNAPSHOTS.get(figure.TASK), getattr(figure, "snapshot", None))
 
 
 def min_gap(alphas: list[float]) -> float:

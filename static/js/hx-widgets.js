@@ -78,4 +78,21 @@
   });
   showCopyButtons();
   document.addEventListener("htmx:afterSettle", showCopyButtons);
+
+  // Watch it learn (templates/partials/widgets/learning.html): the slider and the box set the
+  // request's snapshot field (a training step; empty for the trained model). Capture runs
+  // before the figure's own trigger on the control, so the request carries the new step.
+  function syncSnapshot(event) {
+    const block = event.target.closest?.("[data-learning]");
+    if (!block || !event.target.matches("[data-learning-slider], [data-learning-on]")) return;
+    const steps = JSON.parse(block.dataset.steps);
+    const slider = block.querySelector("[data-learning-slider]");
+    const on = block.querySelector("[data-learning-on]").checked;
+    const step = steps[Number(slider.value)];
+    slider.disabled = !on;
+    slider.setAttribute("aria-valuetext", `step ${step}`);
+    block.querySelector("[data-snapshot]").value = on ? step : "";
+  }
+  document.addEventListener("input", syncSnapshot, true);
+  document.addEventListener("change", syncSnapshot, true);
 })();

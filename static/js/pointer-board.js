@@ -193,32 +193,15 @@
       this.setPicks([...picks, index + 1], this.canvas);
     }
 
-    // ---- watch it learn: the slider over the training snapshots sets the board's snapshot ----
+    // ---- watch it learn: static/js/hx-widgets.js sets the snapshot field; moving the slider
+    // asks for the board like stepping through a decode (a change of the box, like any change)
 
     bindLearning() {
-      // the block is redrawn with every answer (out of band): listen on the board
       this.root.addEventListener("input", (event) => {
         if (!event.target.matches("[data-learning-slider]")) return;
-        const block = event.target.closest("[data-learning]");
-        const steps = JSON.parse(block.dataset.steps);
-        block.querySelector("[data-snapshot]").value = steps[Number(event.target.value)];
-        event.target.setAttribute("aria-valuetext", `step ${steps[Number(event.target.value)]}`);
         this.cause = event.target;
         this.throttled("board-step");
       });
-      // capture: the box is no board field itself, so the form must not send on its change
-      // before the hidden field below, which is, has been set
-      this.root.addEventListener("change", (event) => {
-        if (!event.target.matches("[data-learning-on]")) return;
-        event.stopPropagation();
-        const block = event.target.closest("[data-learning]");
-        const steps = JSON.parse(block.dataset.steps);
-        const slider = block.querySelector("[data-learning-slider]");
-        slider.disabled = !event.target.checked;
-        block.querySelector("[data-snapshot]").value = event.target.checked ? steps[Number(slider.value)] : "";
-        this.cause = event.target;
-        htmx.trigger(this.form, "board-change");
-      }, true);
     }
 
     bindTurn() {

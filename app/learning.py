@@ -1,11 +1,13 @@
-"""Watch it learn: a board's training slider over the snapshots of its task's training run
-(models/snapshots.py, models.pointer_run.SNAPSHOTS), with the reader's inputs held fixed, and
-the run's learning curves drawn on the server with the snapshot on the board marked.
+"""Watch it learn: a figure's training slider over the snapshots of its model's training run
+(models/snapshots.py; each family's SNAPSHOTS names the recipe), with the reader's input held
+fixed, and the run's learning curves drawn on the server with the snapshot on the figure marked.
 
-The slider's position is the board's request field `snapshot` (a training step; none: the
-trained model), so it is in the address like every other state, and the board decodes with the
-snapshot's weights through the family's one flow. The curves are SVG like the board itself, so
-the page loads no charting script and the drawing reads the same without script.
+The slider's position is the request field `snapshot` (a training step; none: the trained
+model), so it is in the address like every other state, and the figure decodes with the
+snapshot's weights through its family's one flow. The curves are SVG like the figures
+themselves, so a page loads no charting script and the drawing reads the same without script
+(templates/partials/widgets/learning.html; static/js/hx-widgets.js keeps the slider and the
+request field in step).
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import math
 from typing import Any
 
 from models import snapshots
-from models.pointer_run import SNAPSHOTS, Task
 
 WIDTH, HEIGHT, PAD = 400.0, 130.0, 28.0
-# per task: the validation metric the curve draws, and what it counts
+# per snapshot run (recipe): the validation metric the curve draws, and what it counts
 METRICS = {
-    "hull": ("accuracy_n50", "exact hulls at n = 50"),
-    "sort": ("accuracy_n20", "exactly sorted at n = 20"),
+    "pointer-hull": ("accuracy_n50", "exact hulls at n = 50"),
+    "pointer-sort": ("accuracy_n20", "exactly sorted at n = 20"),
+    "seq2seq-inflect-full-a1.5": ("dev_accuracy", "right on the dev cells"),
 }
 
 
@@ -37,24 +39,23 @@ def polyline(points: list[tuple[float, float]]) -> str:
     return " ".join(f"{x},{y}" for x, y in points)
 
 
-def learning_view(task: Task, snapshot: int | None) -> dict[str, Any] | None:
-    """The slider, its caption and the curves for the board's task (None when its training
-    kept no snapshots); `snapshot` is the request's step (None: the trained model)."""
-    if task not in SNAPSHOTS:
-        return None
-    run = snapshots.record(SNAPSHOTS[task])
+def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | None:
+    """The slider, its caption and the curves of a figure whose model's training run is
+    `recipe`'s (None when it kept no snapshots); `snapshot` is the request's step (None: the
+    trained model)."""
+    run = snapshots.record(recipe) if recipe else None
     if run is None:
         return None
     kept = run["snapshots"]
     steps = [entry["step"] for entry in kept]
     last = steps[-1]
-    metric, counted = METRICS[task]
+    metric, counted = METRICS[recipe]
     losses = [entry["loss"] for entry in kept]
     top_loss = max((loss for loss in losses if loss is not None), default=1.0)
     index = steps.index(snapshot) if snapshot in steps else None
     current = kept[index] if index is not None else None
     view = {
-        "recipe": SNAPSHOTS[task],
+        "recipe": recipe,
         "steps": steps,
         "index": len(steps) - 1 if index is None else index,
         "on": index is not None,
