@@ -10,16 +10,18 @@ from pathlib import Path
 
 import pytest
 import torch
+from app.pointer.learning import learning_view
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from app.pointer.learning import learning_view
 from models import snapshots
 from models.checkpoints import CHECKPOINT_DIR, load_model
 from models.errors import InvalidInput
 from models.pointer_run import SNAPSHOTS, resolve, snapshot_steps
+from models.seq2seq_run import SNAPSHOTS as SEQ2SEQ_SNAPSHOTS
 
-SHIPPED = {task: snapshots.record(recipe) for task, recipe in SNAPSHOTS.items()}
+RECIPES = [*SNAPSHOTS.values(), *SEQ2SEQ_SNAPSHOTS.values()]
+SHIPPED = {recipe: snapshots.record(recipe) for recipe in RECIPES}
 needs_runs = pytest.mark.skipif(
     not all(SHIPPED.values()), reason="the snapshot runs are not in checkpoints/snapshots"
 )
@@ -140,12 +142,12 @@ def test_the_api_and_the_board_decode_with_a_snapshot(site: TestClient, task: st
 @needs_runs
 def test_the_learning_view_marks_the_snapshot_on_the_board() -> None:
     steps = snapshot_steps("hull")
-    view = learning_view("hull", steps[4])
+    view = learning_view("pointer-hull", steps[4])
     assert view is not None and view["on"] and view["index"] == 4 and view["marker"]
     assert view["caption"].startswith(f"Step {steps[4]:,} of ")
-    off = learning_view("hull", None)
+    off = learning_view("pointer-hull", None)
     assert off is not None and not off["on"] and off["marker"] is None
-    assert learning_view("tsp", None) is None
+    assert learning_view(None, None) is None
 
 
 @needs_runs
@@ -153,6 +155,31 @@ def test_the_shipped_runs_fit_their_storage_budget() -> None:
     """Issue 42: the snapshots add at most 40 MB to checkpoints/."""
     size = sum(p.stat().st_size for p in (CHECKPOINT_DIR / "snapshots").rglob("*") if p.is_file())
     assert size <= 40 * 2**20, size
-    for recipe in SNAPSHOTS.values():
+    for recipe in RECIPES:
         run = json.loads((CHECKPOINT_DIR / "snapshots" / recipe / "snapshots.json").read_text())
         assert len(run["snapshots"]) >= 16
+
+
+@needs_runs
+def test_the_inflection_widget_decodes_with_a_snapshot(site: TestClient) -> None:
+    """The reader's word through the α = 1.5 model's training: the API, the widget's figure
+    (its caption names the step) and the page address; a comparison cannot watch one model."""
+    steps = snapshots.kept_steps(SEQ2SEQ_SNAPSHOTS["inflection"])
+    cell = {"lemma": "go", "language": "en", "features": "V;PST"}
+    first, last = (
+        site.post("/api/seq2seq/inflect", json={**cell, "snapshot": step}).json()
+        for step in (steps[0], steps[-1])
+    )
+    assert first["model"]["name"] == f"seq2seq-inflect-full-a1.5@{steps[0]}"
+    assert first["hypotheses"][0]["text"] != last["hypotheses"][0]["text"]
+    refused = site.post("/api/seq2seq/inflect", json={**cell, "snapshot": steps[-1] + 1})
+    assert refused.status_code == 422 and "kept snapshots at steps 0, 1" in refused.json()["detail"]
+    query = f"lemma=go&language=en&features=V;PST&snapshot={steps[5]}"
+    hx = {"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/sparse-seq2seq"}
+    figure = site.get(f"/api/seq2seq/inflect/figure?{query}", headers=hx)
+    assert figure.status_code == 200 and f"Step {steps[5]:,} of" in figure.text
+    assert f"inflect.snapshot={steps[5]}" in figure.headers["HX-Replace-Url"]
+    both = site.get(f"/api/seq2seq/inflect/figure?{query}&compare=1", headers=hx)
+    assert both.status_code == 422 and "Watching the model learn" in both.json()["detail"]
+    page = site.get(f"/papers/sparse-seq2seq?inflect.snapshot={steps[5]}").text
+    assert f"Step {steps[5]:,} of" in page and "data-learning-slider" in page
