@@ -77,6 +77,7 @@ def run_scripts(scripts: list[str]) -> list[str]:
 
 POINTER_CASES = [  # (page, board key, task, the board's fields in the address)
     ("pointer-networks", "hull", "hull", {}),
+    ("pointer-networks", "hull", "hull", {"snapshot": "3"}),  # a training snapshot's answer
     ("pointer-networks", "tsp", "tsp", {"decoder": "beam", "beam_width": "3"}),
     ("pointer-networks", "sort", "sort", {"decoder": "sample", "samples": "5", "seed": "2"}),
     ("attention-routing", "am", "tsp", {"decoder": "symmetric"}),
@@ -161,6 +162,7 @@ def routing_cases(site: TestClient) -> list[tuple[str, str]]:
 
 SEQ2SEQ_CASES = [  # (figure, its round trip's query: what a reader's controls send)
     ("inflect", "lemma=sing&language=en&features=V;PST&beam_width=3&alpha=2"),
+    ("inflect", "lemma=sing&language=en&features=V;PST&snapshot=3"),
     ("translate", "text=Open+a+new+window&beam_width=2&compare=1"),
     ("translate", "text=Delete+300+files&beam_width=2&alpha=1.5&copy_model=1&copy_beside=1"),
     (

@@ -54,10 +54,16 @@ def snippet(task: str, board: Board, result: PointerTrace) -> str:
         options.append(f"beam_width={board.beam_width}")
     if board.decoder == "sample":
         options += [f"samples={board.samples}", f"seed={board.seed}"]
+    # the checkpoint that answered, or the training snapshot it was (models/snapshots.py)
+    chosen = (
+        f"snapshot={board.snapshot}"
+        if board.snapshot is not None
+        else f"model={py(result.model.name)}"
+    )
     call = (
         f"run(\n    PointerRequest(\n        task={py(task)},\n"
         f"        inputs={py(board.inputs())},\n        {', '.join(options)},\n"
-        f"        model={py(result.model.name)},\n    ),\n    local_models(),\n)"
+        f"        {chosen},\n    ),\n    local_models(),\n)"
     )
     return script(
         ["from models.pointer_run import PointerRequest, run"],
