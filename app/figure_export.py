@@ -20,7 +20,6 @@ offers is always the figure on screen.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -70,7 +69,6 @@ def figure_page(request: Request, url: str | None = None) -> FigurePage | None:
 
 @dataclass(frozen=True)
 class Takeaway:
-    figure_id: str
     link: str
     cite: str
     snippet: str
@@ -98,7 +96,6 @@ def takeaway(
     origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
     link = origin + (page_url(page.url, url_state) or parts.path) + f"#{figure_id}"
     return Takeaway(
-        figure_id=figure_id,
         link=link,
         cite=citation(page, figure_id, what, model, link),
         snippet=snippet,
@@ -136,15 +133,11 @@ def made_by(model: Any) -> str:
 
 
 def py(value: Any) -> str:
-    """A Python literal for a JSON-like value (lists, numbers, strings, None, booleans)."""
-    return (
-        json.dumps(value, ensure_ascii=False)
-        .replace("null", "None")
-        .replace("true", "True")
-        .replace("false", "False")
-        if not isinstance(value, str)
-        else repr(value)
-    )
+    """A Python literal for a JSON-like value: lists (and tuples, as lists), numbers, strings,
+    None and booleans."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(py(item) for item in value) + "]"
+    return repr(value)
 
 
 def script(imports: list[str], lines: list[str], models: bool = True) -> str:

@@ -41,7 +41,12 @@ TASKS: tuple[Task, ...] = ("hull", "tsp", "sort")
 # task -> the checkpoints that serve it; the first is the task's default ("the trained α")
 SERVED: dict[Task, tuple[str, ...]] = {
     "hull": ("pointer-hull",),
-    "tsp": ("pointer-tsp-attention-rl2", "attention-routing-tsp20", "pointer-tsp"),
+    "tsp": (
+        "pointer-tsp-attention-rl2",
+        "attention-routing-tsp20",
+        "pointer-tsp",
+        "attention-routing-tsp50",
+    ),
     "sort": ("pointer-sort", "pointer-sort-entmax15"),
 }
 
