@@ -289,8 +289,11 @@ def routing_what(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
 def routing_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """Where the card's model departs from Kool et al. (2019)."""
     batch, steps = entry.get("batch_size", 0), entry.get("steps", 0)
+    parent = (entry.get("init_from") or {}).get("checkpoint")
+    start = f"the weights of {parent}, no warm-up epoch" if parent else "the same"
     return [
         ("training", "100 epochs × 2,500 steps × batch 512", f"{steps:,} steps × batch {batch}"),
+        ("start", "random weights; a moving-average baseline in the first epoch", start),
         ("hardware", "one GPU", "one CPU core, shared"),
         ("baseline", "greedy rollout, t-test on 10,000 instances", "the same"),
     ]
