@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from models import snapshots
+from models.checkpoints import snapshot_record
 
 WIDTH, HEIGHT, PAD = 400.0, 130.0, 28.0
 # per snapshot run (recipe): the validation metric the curve draws, and what it counts
@@ -43,7 +43,7 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
     """The slider, its caption and the curves of a figure whose model's training run is
     `recipe`'s (None when it kept no snapshots); `snapshot` is the request's step (None: the
     trained model)."""
-    run = snapshots.record(recipe) if recipe else None
+    run = snapshot_record(recipe) if recipe else None
     if run is None:
         return None
     kept = run["snapshots"]

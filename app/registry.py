@@ -22,8 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from models import snapshots
-from models.checkpoints import CheckpointError
+from models.checkpoints import CheckpointError, snapshot_entry
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +152,7 @@ class ModelRegistry:
             return model
 
     def _load(self, name: str) -> Any:
-        entry = self.manifest().get(name) or snapshots.entry(name, self.checkpoint_dir)
+        entry = self.manifest().get(name) or snapshot_entry(name, self.checkpoint_dir)
         if entry is None:
             raise ModelUnavailable(
                 name, f"no checkpoint yet (train it with: python -m models.train {name})"

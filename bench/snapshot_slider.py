@@ -29,6 +29,7 @@ warnings.filterwarnings("ignore", message=".*httpx.*")
 
 HX = {"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/pointer-networks"}
 VERBS = "go walk sing run take see eat swim write give come find think bring buy fly".split()
+CELLS = ("V;PST", "V;V.PTCP;PST", "V;PRS;3;SG", "V;V.PTCP;PRS")
 FIGURES = {  # figure -> (its round trip for request k, without the snapshot; the run's recipe)
     "hull": (
         lambda k: (
@@ -48,7 +49,7 @@ FIGURES = {  # figure -> (its round trip for request k, without the snapshot; th
     "inflection": (
         lambda k: (
             f"/api/seq2seq/inflect/figure?lemma={VERBS[k % len(VERBS)]}&language=en"
-            f"&features={('V;PST', 'V;V.PTCP;PST', 'V;PRS;3;SG', 'V;V.PTCP;PRS')[k // len(VERBS) % 4]}"
+            f"&features={CELLS[k // len(VERBS) % len(CELLS)]}"
             "&snapshot="
         ),
         "seq2seq-inflect-full-a1.5",

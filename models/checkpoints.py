@@ -17,9 +17,11 @@ import hashlib
 import importlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -178,9 +180,7 @@ def load_model(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, 
     "<recipe>@<step>" is a snapshot of the recipe's training (models/snapshots.py)."""
     directory = Path(directory)
     if "@" in name:
-        from models.snapshots import load_named  # it imports this module
-
-        return load_named(name, directory)
+        return load_snapshot(name, directory)
     entry = read_manifest(directory).get(name)
     if entry is None:
         raise CheckpointError(
@@ -206,6 +206,82 @@ def install_checkpoint(source: Path, name: str, directory: Path = CHECKPOINT_DIR
     tmp.replace(directory / entry["file"])
     update_manifest(directory, name, entry)
     return entry
+
+
+# ---- training snapshots: "<recipe>@<step>", kept by models/snapshots.py ----
+
+SNAPSHOT_SCALE = ".int8_scale"  # the key suffix of a matrix's row scales
+# a snapshot's name, "pointer-hull@540"
+SNAPSHOT_NAME = re.compile(r"(?P<recipe>[a-z0-9][a-z0-9.-]*)@(?P<step>\d{1,7})")
+
+
+def snapshot_record(
+    recipe_name: str, directory: Path = CHECKPOINT_DIR / "snapshots"
+) -> dict | None:
+    """A recipe's snapshots.json (its steps, files, sha256s, losses and metrics), or None
+    when the recipe has no snapshot run."""
+    path = directory / recipe_name / "snapshots.json"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    if (path, stamp) not in _snapshot_records:
+        _snapshot_records[(path, stamp)] = json.loads(path.read_text())
+    return _snapshot_records[(path, stamp)]
+
+
+_snapshot_records: dict[tuple[Path, int], dict] = {}
+
+
+def snapshot_entry(name: str, directory: Path = CHECKPOINT_DIR) -> dict | None:
+    """The manifest-like entry of a snapshot named "<recipe>@<step>" (family, task, config,
+    file, sha256, steps), or None when there is no such snapshot."""
+    match = SNAPSHOT_NAME.fullmatch(name)
+    run_record = snapshot_record(match["recipe"], directory / "snapshots") if match else None
+    if match is None or run_record is None:
+        return None
+    step = int(match["step"])
+    for kept in run_record["snapshots"]:
+        if kept["step"] == step:
+            return {
+                "family": run_record["family"],
+                "task": run_record["task"],
+                "config": run_record["config"],
+                "file": f"snapshots/{match['recipe']}/{kept['file']}",
+                "sha256": kept["sha256"],
+                "steps": step,
+                "snapshot_of": match["recipe"],
+            }
+    return None
+
+
+def load_snapshot(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
+    """The snapshot "<recipe>@<step>" as its recipe's model (eval mode) and its entry, the
+    file's sha256 checked."""
+    found = snapshot_entry(name, directory)
+    if found is None:
+        raise FileNotFoundError(f"no snapshot {name} under {directory / 'snapshots'}")
+    path = directory / found["file"]
+    if sha256_file(path) != found["sha256"]:
+        raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
+    model = build_model(found["family"], found["config"])
+    model.load_state_dict(expand_snapshot(load_file(path)))
+    return model.eval(), found
+
+
+def expand_snapshot(kept: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A snapshot's int8 rows and float16 vectors (models.snapshots.compact) as float32."""
+    state = {}
+    for name, tensor in kept.items():
+        if name.endswith(SNAPSHOT_SCALE):
+            continue
+        if tensor.dtype == torch.int8:
+            scale = kept[name + SNAPSHOT_SCALE].float()
+            rows = tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]
+            state[name] = rows.reshape(tensor.shape)
+        else:
+            state[name] = tensor.float()
+    return state
 
 
 def main() -> None:

@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import nn
 
-from models.checkpoints import CHECKPOINT_DIR, build_model, sha256_file
+from models.checkpoints import CHECKPOINT_DIR, SNAPSHOT_SCALE, sha256_file, snapshot_record
 from models.errors import InvalidInput
 
 SNAPSHOT_DIR = CHECKPOINT_DIR / "snapshots"
-SCALE = ".int8_scale"  # the key suffix of a matrix's row scales
-NAME = re.compile(r"(?P<recipe>[a-z0-9][a-z0-9.-]*)@(?P<step>\d{1,7})")  # "pointer-hull@540"
 
 
 def snapshot_steps(last: int, count: int) -> list[int]:
@@ -58,39 +54,8 @@ def compact(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         rows = tensor.reshape(tensor.shape[0], -1)
         scale = rows.abs().amax(dim=1).clamp_min(1e-12) / 127.0
         kept[name] = torch.round(rows / scale[:, None]).to(torch.int8).reshape(tensor.shape)
-        kept[name + SCALE] = scale.half()
+        kept[name + SNAPSHOT_SCALE] = scale.half()
     return kept
-
-
-def expand(kept: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """`compact`'s weights back as float32."""
-    state = {}
-    for name, tensor in kept.items():
-        if name.endswith(SCALE):
-            continue
-        if tensor.dtype == torch.int8:
-            scale = kept[name + SCALE].float()
-            rows = tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]
-            state[name] = rows.reshape(tensor.shape)
-        else:
-            state[name] = tensor.float()
-    return state
-
-
-def record(recipe_name: str, directory: Path = SNAPSHOT_DIR) -> dict | None:
-    """A recipe's snapshots.json (its steps, files, sha256s, losses and metrics), or None
-    when the recipe has no snapshot run."""
-    path = directory / recipe_name / "snapshots.json"
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return None
-    if (path, stamp) not in _records:
-        _records[(path, stamp)] = json.loads(path.read_text())
-    return _records[(path, stamp)]
-
-
-_records: dict[tuple[Path, int], dict] = {}
 
 
 def snapshot_name(recipe_name: str, step: int) -> str:
@@ -99,7 +64,7 @@ def snapshot_name(recipe_name: str, step: int) -> str:
 
 def kept_steps(recipe_name: str | None) -> list[int]:
     """The steps a recipe's snapshot run kept ([] for none, or no recipe)."""
-    found = record(recipe_name) if recipe_name else None
+    found = snapshot_record(recipe_name) if recipe_name else None
     return [kept["step"] for kept in found["snapshots"]] if found else []
 
 
@@ -121,42 +86,6 @@ def named(recipe_name: str | None, step: int, what: str) -> str:
             f"{', '.join(str(s) for s in steps)}; set `snapshot` to one of them."
         )
     return snapshot_name(str(recipe_name), step)
-
-
-def entry(name: str, directory: Path = CHECKPOINT_DIR) -> dict[str, Any] | None:
-    """The manifest-like entry of a snapshot named "<recipe>@<step>" (family, task, config,
-    file, sha256, steps), or None when there is no such snapshot."""
-    match = NAME.fullmatch(name)
-    run_record = record(match["recipe"], directory / "snapshots") if match else None
-    if match is None or run_record is None:
-        return None
-    step = int(match["step"])
-    for kept in run_record["snapshots"]:
-        if kept["step"] == step:
-            return {
-                "family": run_record["family"],
-                "task": run_record["task"],
-                "config": run_record["config"],
-                "file": f"snapshots/{match['recipe']}/{kept['file']}",
-                "sha256": kept["sha256"],
-                "steps": step,
-                "snapshot_of": match["recipe"],
-            }
-    return None
-
-
-def load_named(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
-    """The snapshot "<recipe>@<step>" as its recipe's model (eval mode) and its entry, the
-    file's sha256 checked."""
-    found = entry(name, directory)
-    if found is None:
-        raise FileNotFoundError(f"no snapshot {name} under {directory / 'snapshots'}")
-    path = directory / found["file"]
-    if sha256_file(path) != found["sha256"]:
-        raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
-    model = build_model(found["family"], found["config"])
-    model.load_state_dict(expand(load_file(path)))
-    return model.eval(), found
 
 
 def run(recipe_name: str, steps: int, count: int, directory: Path = SNAPSHOT_DIR) -> dict:

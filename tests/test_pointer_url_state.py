@@ -108,6 +108,7 @@ def test_the_form_reads_as_the_address_and_the_answer_writes_the_fields() -> Non
         "tsp-values": None,
         "tsp-turn": None,  # not the reader's turn: no picks in the address
         "tsp-mine": None,
+        "tsp-snapshot": None,  # the trained model, no training snapshot
         "tsp-points": "0.1,0.2;0.8,0.1;0.5,0.9",
         "tsp-decoder": "sample",
         "tsp-beam_width": "3",

@@ -10,18 +10,24 @@ from pathlib import Path
 
 import pytest
 import torch
-from app.pointer.learning import learning_view
 from fastapi.testclient import TestClient
 
+from app.learning import learning_view
 from app.main import create_app
 from models import snapshots
-from models.checkpoints import CHECKPOINT_DIR, load_model
+from models.checkpoints import (
+    CHECKPOINT_DIR,
+    expand_snapshot,
+    load_model,
+    snapshot_entry,
+    snapshot_record,
+)
 from models.errors import InvalidInput
 from models.pointer_run import SNAPSHOTS, resolve, snapshot_steps
 from models.seq2seq_run import SNAPSHOTS as SEQ2SEQ_SNAPSHOTS
 
 RECIPES = [*SNAPSHOTS.values(), *SEQ2SEQ_SNAPSHOTS.values()]
-SHIPPED = {recipe: snapshots.record(recipe) for recipe in RECIPES}
+SHIPPED = {recipe: snapshot_record(recipe) for recipe in RECIPES}
 needs_runs = pytest.mark.skipif(
     not all(SHIPPED.values()), reason="the snapshot runs are not in checkpoints/snapshots"
 )
@@ -42,7 +48,7 @@ def test_compact_weights_come_back_within_one_step_of_their_row_scale() -> None:
     kept = snapshots.compact(state)
     assert kept["w"].dtype == torch.int8 and kept["b"].dtype == torch.float16
     assert set(kept) == {"w", "w.int8_scale", "b", "e", "e.int8_scale"}
-    back = snapshots.expand(kept)
+    back = expand_snapshot(kept)
     for name in ("w", "e"):
         rows = state[name].reshape(state[name].shape[0], -1)
         step = rows.abs().amax(dim=1) / 127
@@ -61,7 +67,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_rerun_records_its_snapshots_and_loads_them_by_name(tiny_run: Path) -> None:
-    run = snapshots.record("pointer-sort", tiny_run / "snapshots")
+    run = snapshot_record("pointer-sort", tiny_run / "snapshots")
     assert run is not None and run["steps"] == 3 and run["family"] == "pointer"
     assert [kept["step"] for kept in run["snapshots"]] == [0, 1, 3]
     assert run["snapshots"][0]["loss"] is None and run["snapshots"][2]["loss"] > 0
@@ -74,9 +80,9 @@ def test_a_rerun_records_its_snapshots_and_loads_them_by_name(tiny_run: Path) ->
         for a, b in zip(model.state_dict().values(), first.state_dict().values(), strict=True)
     ]
     assert any(changed)  # three steps of training moved the weights
-    assert snapshots.entry("pointer-sort@2", tiny_run) is None
-    assert snapshots.entry("pointer-hull@0", tiny_run) is None
-    assert snapshots.entry("no name", tiny_run) is None
+    assert snapshot_entry("pointer-sort@2", tiny_run) is None
+    assert snapshot_entry("pointer-hull@0", tiny_run) is None
+    assert snapshot_entry("no name", tiny_run) is None
 
 
 def test_a_snapshot_whose_file_changed_is_refused(tiny_run: Path, tmp_path: Path) -> None:
