@@ -2,7 +2,7 @@
 steps, so a figure can run the reader's own input through every stage of training.
 
     python -m models.snapshots run pointer-hull --steps 3000          # 16 snapshots
-    python -m models.snapshots run seq2seq-inflect-full-a1.5 --steps 3000 --count 16
+    python -m models.snapshots run seq2seq-inflect-full-a1.5 --steps 2000 --count 16
 
 The rerun is the recipe's own training (models/train.py's model, batches, loss, learning-rate
 schedule over the recipe's full step count, gradient clipping and seed), stopped after
@@ -12,7 +12,9 @@ the recipe validates the model, and the weights are kept compactly: every matrix
 one float16 scale per row (w ≈ scale · q, |q| ≤ 127), vectors as float16 — a quarter of the
 float32 size. The snapshots, their steps, the smoothed training loss and the validation
 metrics go to checkpoints/snapshots/<recipe>/ (one safetensors file a snapshot and a
-snapshots.json with each file's sha256), which `load` reads back into the recipe's model.
+snapshots.json with each file's sha256). A snapshot is then a checkpoint named
+"<recipe>@<step>": models.checkpoints.load_model (and the server's registry) reads it back
+into the recipe's model; a request names it by its step (`named`).
 """
 
 from __future__ import annotations
