@@ -139,6 +139,7 @@ TARGETS = {
         ("tests/test_seq2seq_service.py", "tests/test_api_seq2seq.py"),
     ),
     "your-turn": Target("app/pointer/your_turn.py", ("tests/test_your_turn.py",)),
+    "learning": Target("app/learning.py", ("tests/test_learning.py",)),
     "entmax-requests": Target("app/entmax/requests.py", ("tests/test_api_entmax.py",)),
     "entmax-views": Target(
         "app/entmax/figures.py",

@@ -1,0 +1,77 @@
+"""The training slider's view (app/learning.py) on a run record built by hand: the slider's
+steps and position, the caption, the log-spaced curve coordinates and the marker."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app import learning
+from app.learning import HEIGHT, PAD, WIDTH, learning_view, polyline, x_of, y_of
+
+RUN = {
+    "steps": 100,
+    "schedule_steps": 4000,
+    "snapshots": [
+        {"step": 0, "loss": None, "metrics": {"accuracy_n20": 0.0}},
+        {"step": 9, "loss": 2.0, "metrics": {"accuracy_n20": 0.25}},
+        {"step": 99, "loss": 0.5, "metrics": {"accuracy_n20": 0.75}},
+    ],
+}
+
+
+@pytest.fixture
+def run_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        learning, "snapshot_record", lambda recipe: RUN if recipe == "pointer-sort" else None
+    )
+
+
+def test_steps_are_spread_by_their_logarithm() -> None:
+    assert x_of(0, 99) == PAD
+    assert x_of(99, 99) == WIDTH - PAD
+    assert x_of(9, 99) == round(PAD + (WIDTH - 2 * PAD) * math.log(10) / math.log(100), 2)
+    assert x_of(0, 0) == PAD  # a run of one step does not divide by zero
+    assert y_of(0.0, 1.0) == HEIGHT - PAD and y_of(1.0, 1.0) == PAD
+    assert y_of(0.5, 2.0) == round(HEIGHT - PAD - (HEIGHT - 2 * PAD) / 4, 2)
+    assert y_of(3.0, 0.0) == HEIGHT - PAD
+    assert polyline([(1, 2), (3.5, 4)]) == "1,2 3.5,4"
+
+
+def test_the_view_of_a_snapshot_on_the_figure(run_record: None) -> None:
+    view = learning_view("pointer-sort", 9)
+    assert view is not None
+    assert (view["steps"], view["index"], view["on"]) == ([0, 9, 99], 1, True)
+    assert (view["run_steps"], view["schedule_steps"], view["recipe"]) == (
+        100,
+        4000,
+        "pointer-sort",
+    )
+    assert view["caption"] == (
+        "Step 9 of 100: training loss 2.000; 25% exactly sorted at n = 20 (validation)."
+    )
+    assert view["marker"] == {"x": x_of(9, 99), "y": y_of(0.25, 1.0)}
+    assert view["metric_line"] == polyline(
+        [
+            (x_of(0, 99), y_of(0.0, 1.0)),
+            (x_of(9, 99), y_of(0.25, 1.0)),
+            (x_of(99, 99), y_of(0.75, 1.0)),
+        ]
+    )
+    assert view["loss_line"] == polyline(
+        [(x_of(9, 99), y_of(2.0, 2.0)), (x_of(99, 99), y_of(0.5, 2.0))]
+    )
+    assert [t["text"] for t in view["ticks"]] == ["0", "99"]
+    first = learning_view("pointer-sort", 0)
+    assert first is not None and first["caption"].startswith("Step 0 of 100: no step yet; 0%")
+
+
+def test_the_view_without_a_snapshot_or_a_run(run_record: None) -> None:
+    off = learning_view("pointer-sort", None)
+    assert off is not None and not off["on"] and off["index"] == 2
+    assert off["marker"] is None and off["caption"] is None
+    unkept = learning_view("pointer-sort", 5)  # a step the run did not keep draws no marker
+    assert unkept is not None and not unkept["on"]
+    assert learning_view("pointer-hull", 9) is None
+    assert learning_view(None, 9) is None
