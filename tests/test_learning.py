@@ -23,9 +23,21 @@ RUN = {
 
 @pytest.fixture
 def run_record(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        learning, "snapshot_record", lambda recipe: RUN if recipe == "pointer-sort" else None
-    )
+    def record(recipe: str) -> dict | None:
+        assert recipe is not None, "a figure without a run reads no record"
+        return {"pointer-sort": RUN, "pointer-hull": LONG}.get(recipe)
+
+    monkeypatch.setattr(learning, "snapshot_record", record)
+
+
+LONG = {  # every tick's step, and a snapshot whose record lacks the metric
+    "steps": 3000,
+    "schedule_steps": 40000,
+    "snapshots": [
+        {"step": step, "loss": None, "metrics": {} if step == 100 else {"accuracy_n50": 0.5}}
+        for step in (0, 10, 100, 1000, 3000)
+    ],
+}
 
 
 def test_steps_are_spread_by_their_logarithm() -> None:
@@ -36,6 +48,8 @@ def test_steps_are_spread_by_their_logarithm() -> None:
     assert y_of(0.0, 1.0) == HEIGHT - PAD and y_of(1.0, 1.0) == PAD
     assert y_of(0.5, 2.0) == round(HEIGHT - PAD - (HEIGHT - 2 * PAD) / 4, 2)
     assert y_of(3.0, 0.0) == HEIGHT - PAD
+    assert x_of(1, 99) == 79.78 and y_of(1 / 3, 1.0) == 77.33  # two decimals
+    assert x_of(1, 1) == WIDTH - PAD
     assert polyline([(1, 2), (3.5, 4)]) == "1,2 3.5,4"
 
 
@@ -62,7 +76,8 @@ def test_the_view_of_a_snapshot_on_the_figure(run_record: None) -> None:
     assert view["loss_line"] == polyline(
         [(x_of(9, 99), y_of(2.0, 2.0)), (x_of(99, 99), y_of(0.5, 2.0))]
     )
-    assert [t["text"] for t in view["ticks"]] == ["0", "99"]
+    assert view["ticks"] == [{"x": x_of(0, 99), "text": "0"}, {"x": x_of(99, 99), "text": "99"}]
+    assert view["counted"] == "exactly sorted at n = 20" and view["size"] == (WIDTH, HEIGHT, PAD)
     first = learning_view("pointer-sort", 0)
     assert first is not None and first["caption"].startswith("Step 0 of 100: no step yet; 0%")
 
@@ -73,5 +88,17 @@ def test_the_view_without_a_snapshot_or_a_run(run_record: None) -> None:
     assert off["marker"] is None and off["caption"] is None
     unkept = learning_view("pointer-sort", 5)  # a step the run did not keep draws no marker
     assert unkept is not None and not unkept["on"]
-    assert learning_view("pointer-hull", 9) is None
+    assert learning_view("pointer-tsp", 9) is None
     assert learning_view(None, 9) is None
+
+
+def test_every_tick_and_a_missing_metric(run_record: None) -> None:
+    view = learning_view("pointer-hull", 100)
+    assert view is not None
+    assert [t["text"] for t in view["ticks"]] == ["0", "10", "100", "1,000", "3,000"]
+    assert view["loss_line"] == ""  # no snapshot has a loss yet
+    assert view["marker"] == {"x": x_of(100, 3000), "y": HEIGHT - PAD}  # no metric: drawn at 0
+    assert view["caption"] == (
+        "Step 100 of 3,000: no step yet; 0% exact hulls at n = 50 (validation)."
+    )
+    assert f"{x_of(100, 3000)},{HEIGHT - PAD}" in view["metric_line"]
