@@ -35,7 +35,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal
 
 from fastapi import HTTPException, Request
 from pydantic import BaseModel
@@ -136,7 +136,6 @@ class PricedRequest(BaseModel):
         raise NotImplementedError
 
 
-RequestT = TypeVar("RequestT", bound=PricedRequest)
 Source = Literal["body", "query"]
 
 
@@ -150,21 +149,27 @@ def query_fields(request: Request) -> dict[str, str | list[str]]:
 
 
 def compute_budget(
-    schema: type[RequestT], source: Source = "body"
+    schema: type[BaseModel],
+    source: Source = "body",
+    extra: Callable[[Request], int] = lambda request: 0,
 ) -> Callable[[Request], AsyncIterator[Budget]]:
     """A FastAPI dependency for a route that takes `schema` from the JSON body or the query
     string, run on the event loop before the route gets a thread: it prices the request with
-    its `cost()`, charges the client's rate limit, takes that many tokens in the worker's gate
-    (refusals are answered at once and cost no thread), and yields a fresh budget with a
-    watcher that sets `client_gone` when the server reports the client's disconnect."""
+    its `cost()` (a request model that runs no model costs the door's one token) plus what
+    `extra` adds for the route (an export's rasterising), charges the client's rate limit,
+    takes that many tokens in the worker's gate (refusals are answered at once and cost no
+    thread), and yields a fresh budget with a watcher that sets `client_gone` when the server
+    reports the client's disconnect."""
 
     async def price(request: Request) -> int:
         try:
             if source == "body":
-                return schema.model_validate_json(await request.body()).cost()
-            return schema.model_validate(query_fields(request)).cost()
+                parsed = schema.model_validate_json(await request.body())
+            else:
+                parsed = schema.model_validate(query_fields(request))
         except ValueError:  # FastAPI answers it with a 422 right after the dependencies
             return 1
+        return (parsed.cost() if isinstance(parsed, PricedRequest) else 1) + extra(request)
 
     return priced_budget(price)
 

@@ -33,7 +33,7 @@ from fastapi.responses import Response
 from markupsafe import Markup
 from pydantic import BaseModel
 
-from app.compute import Budget, PricedRequest, priced_budget, query_fields
+from app.compute import Budget, compute_budget
 from app.responses import page_url
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -92,9 +92,12 @@ def takeaway(
     paper page."""
     if page is None:
         return None
-    parts = urlsplit(page.url)
-    origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
-    link = origin + (page_url(page.url, url_state) or parts.path) + f"#{figure_id}"
+    # the page's path with this figure's state, as respond's HX-Replace-Url makes it: no scheme
+    # or host (never taken from a request's Host header), no other figure's keys, so a page's
+    # default figure renders the same for every reader and caches (app.widgets); the script
+    # makes it absolute where it is copied, the exported caption from the download's page
+    path = urlsplit(page.url).path
+    link = (page_url(path, url_state) or path) + f"#{figure_id}"
     return Takeaway(
         link=link,
         cite=citation(page, figure_id, what, model, link),
@@ -109,6 +112,17 @@ def export_route(path: str, fields: Mapping[str, str | list[str] | None]) -> str
     address's prefix; None left out, a list as the key repeated)."""
     kept = {key: value for key, value in fields.items() if value is not None}
     return f"{path}?{urlencode(kept, safe=',;', doseq=True)}"
+
+
+def credits(page: FigurePage | None, made: Takeaway | None, by: str) -> list[str]:
+    """An exported figure's last caption lines: the paper, who drew it (`by`: "Model …,
+    sha256 …"), and the figure's absolute link on the page it was downloaded from."""
+    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
+    lines = [f"{source}. {by}."]
+    if page is not None and made is not None:
+        parts = urlsplit(page.url)
+        lines.append(f"{parts.scheme}://{parts.netloc}{made.link}" if parts.netloc else made.link)
+    return lines
 
 
 def citation(page: FigurePage, figure_id: str, what: str, model: Any, link: str) -> str:
@@ -343,20 +357,13 @@ PNG_TOKENS = 16
 
 
 def export_budget(schema: type[BaseModel]) -> Callable[[Request], AsyncIterator[Budget]]:
-    """The compute budget of an export route: the figure's own price from its request model
-    in the query (nothing more than the door's for a figure that runs no model), and
-    PNG_TOKENS more when it is drawn as PNG; a query that does not validate costs 1 (FastAPI
-    answers it with a 422)."""
-
-    async def price(request: Request) -> int:
-        png = PNG_TOKENS if request.path_params.get("kind") == "png" else 0
-        try:
-            figure = schema.model_validate(query_fields(request))
-        except ValueError:
-            return 1
-        return (figure.cost() if isinstance(figure, PricedRequest) else 1) + png
-
-    return priced_budget(price)
+    """The compute budget of an export route: its figure's price (app.compute.compute_budget)
+    and PNG_TOKENS more when it is drawn as PNG."""
+    return compute_budget(
+        schema,
+        "query",
+        extra=lambda request: PNG_TOKENS if request.path_params.get("kind") == "png" else 0,
+    )
 
 
 def png_response(svg: str, filename: str) -> Response:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from markupsafe import escape
+
 from app.entmax.requests import PlaygroundRequest
 from app.figure_export import (
     FigurePage,
     Legend,
     Panel,
     Takeaway,
+    credits,
     document,
     export_route,
     py,
@@ -81,10 +84,6 @@ def bars(view: dict[str, Any]) -> tuple[str, float]:
     return svg, height
 
 
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 # The playground's own bars are HTML (static/css/entmax.css); these are SVG, in the site's
 # colours for probability, exact zeros and ink.
 STYLE = (
@@ -103,12 +102,10 @@ def export_svg(templates: Any, page: FigurePage | None, view: dict[str, Any]) ->
     figure = view["figure"]
     made = playground_takeaway(page, figure)
     result = view["result"]
-    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
     caption = [
         f"α-entmax: {what(figure)}: {result.support_size} of {len(result.probabilities)} "
         "tokens keep a nonzero probability.",
-        f"{source}. Computed by models.entmax.",
-        *([made.link] if made is not None else []),
+        *credits(page, made, "Computed by models.entmax"),
     ]
     drawing, height = bars(view)
     return document(templates, STYLE, [Panel(drawing, 400, height)], LEGEND, caption)

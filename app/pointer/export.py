@@ -10,8 +10,10 @@ from app.figure_export import (
     Legend,
     Panel,
     Takeaway,
+    credits,
     document,
     export_route,
+    made_by,
     py,
     script,
     standalone_style,
@@ -38,12 +40,15 @@ def decoder_name(board: Board) -> str:
     return DECODERS[board.decoder].format(beam_width=board.beam_width, samples=board.samples)
 
 
-def what(task: str, board: Board, result: PointerTrace) -> str:
-    """The figure in a phrase, for its citation and caption."""
+def decoding(board: Board, result: PointerTrace) -> str:
     return (
-        f"{TITLES[task].lower()}, {decoder_name(board)} over {len(board.inputs())} inputs "
-        f"by the model {result.model.name}"
+        f"{decoder_name(board)} over {len(board.inputs())} inputs by the model {result.model.name}"
     )
+
+
+def what(task: str, board: Board, result: PointerTrace) -> str:
+    """The figure in a phrase, for its citation."""
+    return f"{TITLES[task].lower()}, {decoding(board, result)}"
 
 
 def snippet(task: str, board: Board, result: PointerTrace) -> str:
@@ -99,11 +104,9 @@ def export_svg(
     """The board's drawing at its step (`figure`, app/pointer/board.py) as one SVG file, with
     the legend and a caption naming the paper, the checkpoint and its sha256, and the link."""
     made = board_takeaway(page, task, task, board, result)
-    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
     caption = [
-        f"{TITLES[task]}: {what(task, board, result).split(', ', 1)[1]}.",
-        f"{source}. Model {result.model.name}, sha256 {result.model.sha256}.",
-        *([made.link] if made is not None else []),
+        f"{TITLES[task]}: {decoding(board, result)}.",
+        *credits(page, made, made_by(result.model)),
     ]
     drawing = templates.get_template("partials/pointer/board-svg.html").render(figure=figure)
     height = 220 if figure["kind"] == "line" else 400

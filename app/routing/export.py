@@ -10,8 +10,10 @@ from app.figure_export import (
     Legend,
     Panel,
     Takeaway,
+    credits,
     document,
     export_route,
+    made_by,
     py,
     script,
     standalone_style,
@@ -91,11 +93,9 @@ def export_svg(templates: Any, page: FigurePage | None, context: dict[str, Any])
     figure, answer = context["figure"], context["answer"]
     name = name_of(figure)
     made = routing_takeaway(page, figure, answer, context["figure_id"])
-    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
     caption = [
         f"The attention model: {what(figure, answer)}.",
-        f"{source}. Model {answer.model.name}, sha256 {answer.model.sha256}.",
-        *([made.link] if made is not None else []),
+        *credits(page, made, made_by(answer.model)),
     ]
     drawing = templates.get_template(f"partials/routing/{name}-map.html").render(context)
     style = standalone_style("css/routing.css", ".routing-")

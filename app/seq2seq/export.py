@@ -10,8 +10,10 @@ from app.figure_export import (
     Legend,
     Panel,
     Takeaway,
+    credits,
     document,
     export_route,
+    made_by,
     py,
     script,
     standalone_style,
@@ -117,14 +119,10 @@ def export_svg(
             height = hm["height"] * HEATMAP_CELL_PX
             drawing = heatmap.render(hm=hm, what=f"{name} weights")
             panels.append(Panel(drawing, hm["width_px"], height, f"{title}{name} — “{best}”"))
-    source = f"{page.title} ({page.year}), PaperTrace" if page is not None else "PaperTrace"
-    models = {answer.model.name: answer.model.sha256 for answer in responses(drawn)}
+    models = {answer.model.name: answer.model for answer in responses(drawn)}
     caption = [
         f"Sparse seq2seq: {what(figure)}.",
-        f"{source}. "
-        + "; ".join(f"Model {name}, sha256 {sha}" for name, sha in models.items())
-        + ".",
-        *([made.link] if made is not None else []),
+        *credits(page, made, "; ".join(made_by(model) for model in models.values())),
     ]
     style = standalone_style("css/seq2seq.css", ".s2s-") + "\n" + LEGEND_ZERO
     return document(templates, style, panels, LEGEND, caption)

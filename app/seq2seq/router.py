@@ -24,7 +24,7 @@ from app.figure_export import export_budget, exported, figure_page
 from app.registry import Registry
 from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
-from app.seq2seq.export import export_svg, seq2seq_takeaway
+from app.seq2seq.export import export_svg, responses, seq2seq_takeaway
 from app.seq2seq.requests import (
     FigureOptions,
     InflectCells,
@@ -97,8 +97,7 @@ def figure_answer(
         context["options"] = chosen
         if task == "inflection":
             context |= inflection_labels(chosen)
-    views = [drawn["single"]] if drawn["single"] else [c["view"] for c in drawn["columns"]]
-    body = next(view["result"] for view in views if view is not None)
+    body = responses(drawn)[0]  # the first column that answered: the JSON body
     anchor = f"#{context['widget_id']}"
     return respond(request, body, "partials/seq2seq/figure-answer.html", context, address, anchor)
 

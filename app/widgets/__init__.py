@@ -325,7 +325,9 @@ class WidgetRenderer:
         if spec is None or not spec.pure:
             return self._render(call, spec, page)[0]
         version = self.env.registry.version()
-        where = page.page.url if page is not None and page.page is not None else None
+        # a default figure's take-away links its page by path (app/figure_export.py): the
+        # page's slug is all of the address the cached HTML depends on
+        where = page.page.slug if page is not None and page.page is not None else None
         key = json.dumps([call.name, call.params, version, where], sort_keys=True, default=str)
         cached = self._pure_cache.get(key)
         if cached is not None:

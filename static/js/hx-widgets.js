@@ -57,6 +57,10 @@
   // (without the clipboard it is a plain link), the copy buttons a citation or a script. The
   // block is redrawn with every answer, so its buttons are shown again after each swap.
   function showCopyButtons() {
+    // the server writes the citation's link as a path (it never trusts a Host header)
+    for (const code of document.querySelectorAll("[data-take-away] [id$='-cite'] code")) {
+      code.textContent = code.textContent.replace("\\url{/", `\\url{${location.origin}/`);
+    }
     if (!navigator.clipboard) return;
     for (const button of document.querySelectorAll("[data-copy-from]")) button.hidden = false;
   }

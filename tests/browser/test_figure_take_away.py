@@ -131,7 +131,9 @@ def test_copy_link_copies_the_figure_address(browser: Browser, live_server: str)
     assert "tsp-points=0.1,0.1;0.9,0.15" in copied
     block.locator("summary", has_text="Cite").click()
     block.get_by_role("button", name="Copy the citation").click()
-    assert page.evaluate("navigator.clipboard.readText()").startswith("@inproceedings{")
+    cited = page.evaluate("navigator.clipboard.readText()")
+    assert cited.startswith("@inproceedings{")
+    assert f"\\url{{{live_server}{PAGE}?" in cited  # the server's path, made absolute here
     context.close()
 
 
