@@ -18,11 +18,14 @@ from typing import Any
 from models.checkpoints import snapshot_record
 
 WIDTH, HEIGHT, PAD = 400.0, 130.0, 28.0
-# per snapshot run (recipe): the validation metric the curve draws, and what it counts
+# per snapshot run (recipe): the validation metric the curve draws, what it counts, and how
+# a value reads ("{:.0%}": a share; BLEU is a number)
 METRICS = {
-    "pointer-hull": ("accuracy_n50", "exact hulls at n = 50"),
-    "pointer-sort": ("accuracy_n20", "exactly sorted at n = 20"),
-    "seq2seq-inflect-full-a1.5": ("dev_accuracy", "right on the dev cells"),
+    "pointer-hull": ("accuracy_n50", "exact hulls at n = 50", "{:.0%}"),
+    "pointer-sort": ("accuracy_n20", "exactly sorted at n = 20", "{:.0%}"),
+    "pointer-tsp": ("gap_n20", "longer than the optimal tour at n = 20", "{:.0%}"),
+    "seq2seq-inflect-full-a1.5": ("dev_accuracy", "right on the dev cells", "{:.0%}"),
+    "seq2seq-translate-a1.5": ("dev_bleu_greedy", "dev BLEU (greedy)", "{:.1f}"),
 }
 
 
@@ -49,7 +52,9 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
     kept = run["snapshots"]
     steps = [entry["step"] for entry in kept]
     last = steps[-1]
-    metric, counted = METRICS[recipe]
+    metric, counted, shown = METRICS[recipe]
+    values = [entry["metrics"].get(metric, 0.0) for entry in kept]
+    top = max(1.0, *values)  # shares in [0, 1]; BLEU up to its best
     losses = [entry["loss"] for entry in kept]
     top_loss = max((loss for loss in losses if loss is not None), default=1.0)
     index = steps.index(snapshot) if snapshot in steps else None
@@ -70,7 +75,10 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
             ]
         ),
         "metric_line": polyline(
-            [(x_of(e["step"], last), y_of(e["metrics"].get(metric, 0.0), 1.0)) for e in kept]
+            [
+                (x_of(step, last), y_of(value, top))
+                for step, value in zip(steps, values, strict=True)
+            ]
         ),
         "ticks": [
             {"x": x_of(s, last), "text": f"{s:,}"} for s in steps if s in (0, 10, 100, 1000, last)
@@ -80,11 +88,11 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
         "caption": None,
     }
     if current is not None:
-        value = current["metrics"].get(metric, 0.0)
+        value = values[index]
         loss = "no step yet" if current["loss"] is None else f"training loss {current['loss']:.3f}"
-        view["marker"] = {"x": x_of(current["step"], last), "y": y_of(value, 1.0)}
+        view["marker"] = {"x": x_of(current["step"], last), "y": y_of(value, top)}
         view["caption"] = (
-            f"Step {current['step']:,} of {run['steps']:,}: {loss}; {value:.0%} {counted} "
-            "(validation)."
+            f"Step {current['step']:,} of {run['steps']:,}: {loss}; {shown.format(value)} "
+            f"{counted} (validation)."
         )
     return view

@@ -210,7 +210,8 @@ def install_checkpoint(source: Path, name: str, directory: Path = CHECKPOINT_DIR
 
 # ---- training snapshots: "<recipe>@<step>", kept by models/snapshots.py ----
 
-SNAPSHOT_SCALE = ".int8_scale"  # the key suffix of a matrix's row scales
+SNAPSHOT_SCALE = ".scale"  # the key suffix of a matrix's row scales
+SNAPSHOT_LEVELS = 7  # a matrix row's change is kept as integers in [-7, 7], two to a byte
 # a snapshot's name, "pointer-hull@540"
 SNAPSHOT_NAME = re.compile(r"(?P<recipe>[a-z0-9][a-z0-9.-]*)@(?P<step>\d{1,7})")
 
@@ -256,32 +257,44 @@ def snapshot_entry(name: str, directory: Path = CHECKPOINT_DIR) -> dict | None:
 
 
 def load_snapshot(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Module, dict]:
-    """The snapshot "<recipe>@<step>" as its recipe's model (eval mode) and its entry, the
-    file's sha256 checked."""
+    """The snapshot "<recipe>@<step>" as its recipe's model (eval mode) and its entry. A
+    snapshot file holds the change since the run's previous snapshot (models.snapshots.encode),
+    so the weights are the sum of the run's files up to this step, each file's sha256 checked."""
     found = snapshot_entry(name, directory)
     if found is None:
         raise FileNotFoundError(f"no snapshot {name} under {directory / 'snapshots'}")
-    path = directory / found["file"]
-    if sha256_file(path) != found["sha256"]:
-        raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
+    run_record = snapshot_record(found["snapshot_of"], directory / "snapshots")
     model = build_model(found["family"], found["config"])
-    model.load_state_dict(expand_snapshot(load_file(path)))
+    state = {key: torch.zeros_like(value) for key, value in model.state_dict().items()}
+    for kept in run_record["snapshots"]:
+        if kept["step"] > found["steps"]:
+            break
+        path = directory / "snapshots" / found["snapshot_of"] / kept["file"]
+        if sha256_file(path) != kept["sha256"]:
+            raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
+        state = apply_snapshot(state, load_file(path))
+    model.load_state_dict(state)
     return model.eval(), found
 
 
-def expand_snapshot(kept: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """A snapshot's int8 rows and float16 vectors (models.snapshots.compact) as float32."""
-    state = {}
-    for name, tensor in kept.items():
-        if name.endswith(SNAPSHOT_SCALE):
+def apply_snapshot(
+    state: dict[str, torch.Tensor], kept: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The weights after one snapshot file: each matrix plus its packed row changes
+    (scale · q, q in [-SNAPSHOT_LEVELS, SNAPSHOT_LEVELS]), each vector as the file has it."""
+    out = {}
+    for name, previous in state.items():
+        if previous.ndim < 2:
+            out[name] = kept[name].float()
             continue
-        if tensor.dtype == torch.int8:
-            scale = kept[name + SNAPSHOT_SCALE].float()
-            rows = tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]
-            state[name] = rows.reshape(tensor.shape)
-        else:
-            state[name] = tensor.float()
-    return state
+        packed = kept[name]
+        q = torch.stack([packed & 15, packed >> 4], dim=-1).reshape(packed.shape[0], -1)
+        rows = previous.reshape(previous.shape[0], -1)
+        q = q[:, : rows.shape[1]].float() - (SNAPSHOT_LEVELS + 1)
+        out[name] = (rows + q * kept[name + SNAPSHOT_SCALE].float()[:, None]).reshape(
+            previous.shape
+        )
+    return out
 
 
 def main() -> None:

@@ -500,9 +500,11 @@ def beam_search_pieces(
 
 
 def init_from_generate_only(model: CopySeq2Seq, state_dict: dict[str, torch.Tensor]) -> list[str]:
-    """Load a generate-only Seq2Seq's weights into the shared parameters; returns the fresh
-    (copy) parameter names, and fails if anything else is missing or unexpected."""
+    """Load a generate-only Seq2Seq's weights into the shared parameters (or a copy model's
+    into all of them); returns the fresh (copy) parameter names, and fails if anything else is
+    missing or unexpected."""
     result = model.load_state_dict(state_dict, strict=False)
-    if result.unexpected_keys or set(result.missing_keys) != set(CopySeq2Seq.NEW_PARAMETERS):
+    fresh = set(result.missing_keys)
+    if result.unexpected_keys or (fresh and fresh != set(CopySeq2Seq.NEW_PARAMETERS)):
         raise ValueError(f"weights do not fit: {result}")
     return sorted(result.missing_keys)

@@ -47,6 +47,7 @@ from models.copy_translation import (
     init_from_generate_only,
 )
 from models.seq2seq import Config
+from models.tasks import translation
 from models.tasks.copy_testset import (
     COPY_TESTSET_VERSION,
     DEV_SEED,
@@ -286,6 +287,7 @@ def train_command(args: argparse.Namespace) -> None:
     state_path = run_dir / "state.pt"
     source_sp, target_sp = load_tokenizers(corpus=CORPUS)
     init_path = Path(args.init_from) if args.init_from else default_init(args.alpha)
+    init_path = init_path if init_path.exists() else CHECKPOINT_DIR / f"{init_path}.safetensors"
     base = init_info(init_path)
     config = Config(**{**base["config"], "attn_alpha": args.alpha, "out_alpha": args.alpha})
     torch.manual_seed(args.seed)
@@ -307,6 +309,8 @@ def train_command(args: argparse.Namespace) -> None:
     templates = template_examples("train", args.template_pairs, TRAIN_TEMPLATE_SEED)
     pairs = [(p.source, p.target) for p in splits["train"]]
     pairs += [(e.source, e.target) for e in templates]
+    frequent = translation.frequent_training_pairs(CORPUS, args.replay_frequent)
+    pairs += [(p.source, p.target) for p in frequent] * args.replay_copies
     examples = training_examples(pairs, source_sp, target_sp)
     dev = DevSets.build(splits["dev"], args.dev_pairs, args.dev_templates)
     print(f"{len(examples)} training examples in {time.time() - started:.0f} s", flush=True)
@@ -320,7 +324,8 @@ def train_command(args: argparse.Namespace) -> None:
             "note": "shared parameters from this "
             "generate-only model; the copy parameters start fresh",
         },
-        "data": data_description(len(splits["train"]), len(templates), len(examples)),
+        "data": data_description(len(splits["train"]), len(templates), len(examples))
+        | replay_description(len(frequent), args.replay_copies),
         "threads": args.threads,
         "command": "python -m models.copy_translation_train " + shlex.join(sys.argv[1:]),
     }
@@ -376,6 +381,16 @@ def train_command(args: argparse.Namespace) -> None:
     train_steps(model, optimizer, examples, state, plan, plan.steps, stop, on_step)
     save_state(state_path, model, optimizer, state, meta)
     print(f"saved {state_path} at step {state.step}", flush=True)
+
+
+def replay_description(frequent: int, copies: int) -> dict:
+    if not frequent:
+        return {}
+    return {
+        "replay": f"the {frequent:,} most frequent training sources "
+        "(models.tasks.translation.frequent_training_pairs) added "
+        f"{copies} more times, so the fine-tune keeps the labels a reader tries first"
+    }
 
 
 def export_safetensors(state_path: Path, out_path: Path) -> dict:
@@ -437,7 +452,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     train = commands.add_parser("train")
     train.add_argument("--alpha", type=float, required=True)
     train.add_argument("--run", required=True, help="folder under data/copy-translation/")
-    train.add_argument("--init-from", help="generate-only weights (default: the served model)")
+    train.add_argument(
+        "--init-from",
+        help="generate-only or copy weights: a path or a checkpoint name "
+        "(default: the served generate-only model)",
+    )
     train.add_argument("--steps", type=int, default=24_000, help="the schedule's length")
     train.add_argument("--stop-after-min", type=float, help="save and exit after this long")
     train.add_argument("--batch-size", type=int, default=64)
@@ -445,6 +464,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     train.add_argument("--warmup", type=int, default=200)
     train.add_argument("--seed", type=int, default=1234)
     train.add_argument("--template-pairs", type=int, default=20_000)
+    train.add_argument("--replay-frequent", type=int, default=0, help="frequent sources kept")
+    train.add_argument("--replay-copies", type=int, default=8, help="extra copies of each")
     train.add_argument("--dev-pairs", type=int, default=300)
     train.add_argument("--dev-templates", type=int, default=200)
     train.add_argument("--validate-every", type=int, default=1000)

@@ -53,7 +53,7 @@ SERVED: dict[Task, tuple[str, ...]] = {
 
 # task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): a
 # request's `snapshot` (a training step) decodes with the weights that run had then
-SNAPSHOTS: dict[Task, str] = {"hull": "pointer-hull", "sort": "pointer-sort"}
+SNAPSHOTS: dict[Task, str] = {"hull": "pointer-hull", "sort": "pointer-sort", "tsp": "pointer-tsp"}
 
 
 def snapshot_steps(task: Task) -> list[int]:

@@ -60,9 +60,14 @@ COPY_SERVED: dict[float, str] = {
     1.0: "seq2seq-translate-copy-a1",
     1.5: "seq2seq-translate-copy-a1.5",
 }
-# task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): an
-# inflection request's `snapshot` (a training step) decodes with the weights that run had then
-SNAPSHOTS: dict[Task, str] = {"inflection": "seq2seq-inflect-full-a1.5"}
+# task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): a
+# request's `snapshot` (a training step) decodes with the weights that run had then. The
+# translation run is of the small corpus-v1 model: sixteen snapshots of the served big model
+# would not fit the snapshots' storage budget.
+SNAPSHOTS: dict[Task, str] = {
+    "inflection": "seq2seq-inflect-full-a1.5",
+    "translation": "seq2seq-translate-a1.5",
+}
 # The reference files the verdicts read: the lexicon, and the corpus the served models learned.
 SERVED_CORPUS = "v2"
 REFERENCES: dict[Task, str] = {
@@ -211,11 +216,13 @@ class InflectionInput(DecodeOptions, Protocol):
     lemma: str
     language: str
     features: str
+    snapshot: int | None
 
 
 class TranslationInput(DecodeOptions, Protocol):
     text: str
     copy_model: bool
+    snapshot: int | None
 
 
 # --- the served models -------------------------------------------------------------------------
@@ -555,13 +562,16 @@ def lemma_as_learned(inflector: Inflector, language: str, lemma: str) -> tuple[s
     )
 
 
+def model_name(task: Task, alpha: float | None, snapshot: int | None) -> str:
+    """The checkpoint that answers: the served one trained with `alpha`, or the task's
+    snapshot run at the training step `snapshot`."""
+    if snapshot is None:
+        return resolve(task, alpha)[1]
+    return snapshots.named(SNAPSHOTS[task], snapshot, task)
+
+
 def inflect(request: InflectionInput, load: Load, check: Check = None) -> InflectResponse:
-    step = getattr(request, "snapshot", None)
-    if step is None:
-        name = resolve("inflection", request.alpha)[1]
-    else:  # a snapshot of the α = 1.5 recipe's training run
-        name = snapshots.named(SNAPSHOTS["inflection"], step, "inflection")
-    served: ServedSeq2Seq = load(name)
+    served: ServedSeq2Seq = load(model_name("inflection", request.alpha, request.snapshot))
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Inflector)
@@ -582,8 +592,11 @@ def inflect(request: InflectionInput, load: Load, check: Check = None) -> Inflec
 
 
 def translate(request: TranslationInput, load: Load, check: Check = None) -> TranslateResponse:
-    trained, name = resolve("translation", request.alpha)
-    served: ServedSeq2Seq = load(copy_checkpoint(trained) if request.copy_model else name)
+    if request.copy_model:
+        name = copy_checkpoint(resolve("translation", request.alpha)[0])
+    else:
+        name = model_name("translation", request.alpha, request.snapshot)
+    served: ServedSeq2Seq = load(name)
     started = time.perf_counter()
     alpha = request.inference_alpha
     assert isinstance(served.runner, Translator)

@@ -8,18 +8,24 @@ The rerun is the recipe's own training (models/train.py's model, batches, loss, 
 schedule over the recipe's full step count, gradient clipping and seed), stopped after
 `--steps`: its first steps are those of a full run of the recipe. At each snapshot step (step
 0, the random weights, then log-spaced to the last step, so the early fast changes are seen)
-the recipe validates the model, and the weights are kept compactly: every matrix as int8 with
-one float16 scale per row (w ≈ scale · q, |q| ≤ 127), vectors as float16 — a quarter of the
-float32 size. The snapshots, their steps, the smoothed training loss and the validation
-metrics go to checkpoints/snapshots/<recipe>/ (one safetensors file a snapshot and a
-snapshots.json with each file's sha256). A snapshot is then a checkpoint named
+the weights are kept compactly, as the change since the previous snapshot: each matrix row's
+change as integers in [-7, 7] (two to a byte) times one float16 scale, and each vector as
+float16 — an eighth of the float32 size. The change is taken from the previous snapshot as it
+will be read back, not as it was trained, so rounding errors do not add up along the run: a
+snapshot is off from the trained weights by at most half a step of its own change's scale.
+The recipe then validates the weights as they will be read back, so a snapshot's metrics are
+those of the model a reader sees. The snapshots, their steps, the smoothed training loss and
+the validation metrics go to checkpoints/snapshots/<recipe>/ (one safetensors file a snapshot
+and a snapshots.json with each file's sha256). A snapshot is then a checkpoint named
 "<recipe>@<step>": models.checkpoints.load_model (and the server's registry) reads it back
-into the recipe's model; a request names it by its step (`named`).
+into the recipe's model, adding the run's files up to that step; a request names it by its
+step (`named`).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from dataclasses import asdict
@@ -30,7 +36,14 @@ import torch
 from safetensors.torch import save_file
 from torch import nn
 
-from models.checkpoints import CHECKPOINT_DIR, SNAPSHOT_SCALE, sha256_file, snapshot_record
+from models.checkpoints import (
+    CHECKPOINT_DIR,
+    SNAPSHOT_LEVELS,
+    SNAPSHOT_SCALE,
+    apply_snapshot,
+    sha256_file,
+    snapshot_record,
+)
 from models.errors import InvalidInput
 
 SNAPSHOT_DIR = CHECKPOINT_DIR / "snapshots"
@@ -45,18 +58,27 @@ def snapshot_steps(last: int, count: int) -> list[int]:
     return sorted(set(steps))
 
 
-def compact(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Weights as int8 rows with a float16 scale each (matrices) or float16 (the rest)."""
+def encode(
+    state: dict[str, torch.Tensor], previous: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The snapshot file of `state` after the read-back weights `previous` (zeros for the
+    first): each matrix row's change packed as two 4-bit integers a byte with a float16 scale,
+    vectors as float16. models.checkpoints.apply_snapshot(previous, file) reads it back."""
     kept: dict[str, torch.Tensor] = {}
     for name, tensor in state.items():
         tensor = tensor.detach().float()
         if tensor.ndim < 2:
             kept[name] = tensor.half()
             continue
-        rows = tensor.reshape(tensor.shape[0], -1)
-        scale = rows.abs().amax(dim=1).clamp_min(1e-12) / 127.0
-        kept[name] = torch.round(rows / scale[:, None]).to(torch.int8).reshape(tensor.shape)
-        kept[name + SNAPSHOT_SCALE] = scale.half()
+        change = (tensor - previous[name]).reshape(tensor.shape[0], -1)
+        scale = (change.abs().amax(dim=1).clamp_min(1e-12) / SNAPSHOT_LEVELS).half()
+        scale = torch.where(scale > 0, scale, torch.finfo(torch.float16).tiny)
+        q = torch.round(change / scale.float()[:, None]).clamp(-SNAPSHOT_LEVELS, SNAPSHOT_LEVELS)
+        q = (q + SNAPSHOT_LEVELS + 1).to(torch.uint8)
+        if q.shape[1] % 2:
+            q = torch.cat([q, torch.full_like(q[:, :1], SNAPSHOT_LEVELS + 1)], dim=1)
+        kept[name] = q[:, 0::2] | (q[:, 1::2] << 4)
+        kept[name + SNAPSHOT_SCALE] = scale
     return kept
 
 
@@ -105,11 +127,13 @@ def run(recipe_name: str, steps: int, count: int, directory: Path = SNAPSHOT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     wanted = snapshot_steps(steps, count)
     kept: list[dict] = []
+    read_back = {name: torch.zeros_like(value) for name, value in model.state_dict().items()}
     smoothed: float | None = None
     started = time.time()
     for step in range(steps + 1):
         if step in wanted:
-            kept.append(keep(recipe, model, folder, step, smoothed))
+            record, read_back = keep(recipe, model, read_back, folder, step, smoothed)
+            kept.append(record)
             print(json.dumps(kept[-1]), f"{time.time() - started:.0f} s", flush=True)
         if step == steps:
             break
@@ -125,7 +149,7 @@ def run(recipe_name: str, steps: int, count: int, directory: Path = SNAPSHOT_DIR
         "schedule_steps": defaults.steps,
         "batch_size": defaults.batch_size,
         "seed": defaults.seed,
-        "storage": "matrices int8 with a float16 scale per row, vectors float16",
+        "storage": STORAGE,
         "wall_time_s": round(time.time() - started, 1),
         "command": f"python -m models.snapshots run {recipe_name} --steps {steps} --count {count}",
         "snapshots": kept,
@@ -134,17 +158,37 @@ def run(recipe_name: str, steps: int, count: int, directory: Path = SNAPSHOT_DIR
     return entry
 
 
-def keep(recipe, model: nn.Module, folder: Path, step: int, loss: float | None) -> dict:
-    metrics = recipe.validate(model)
+STORAGE = (
+    "each file: the change of every matrix row since the previous snapshot as read back, in "
+    f"integers of [-{SNAPSHOT_LEVELS}, {SNAPSHOT_LEVELS}] (4 bits) with a float16 scale per "
+    "row; vectors float16"
+)
+
+
+def keep(
+    recipe,
+    model: nn.Module,
+    previous: dict[str, torch.Tensor],
+    folder: Path,
+    step: int,
+    loss: float | None,
+) -> tuple[dict, dict[str, torch.Tensor]]:
+    """Write the snapshot of `model` at `step`; its record (metrics of the weights as read
+    back) and those weights."""
     path = folder / f"step-{step:06d}.safetensors"
-    save_file(compact(model.state_dict()), path)
+    kept = encode(model.state_dict(), previous)
+    save_file(kept, path)
+    read_back = apply_snapshot(previous, kept)
+    served = copy.deepcopy(model)
+    served.load_state_dict(read_back)
+    metrics = recipe.validate(served)
     return {
         "step": step,
         "file": path.name,
         "sha256": sha256_file(path),
         "loss": None if loss is None else round(loss, 5),
         "metrics": {k: round(float(v), 5) for k, v in metrics.items()},
-    }
+    }, read_back
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from app.main import create_app
 from models import snapshots
 from models.checkpoints import (
     CHECKPOINT_DIR,
-    expand_snapshot,
+    apply_snapshot,
     load_model,
     snapshot_entry,
     snapshot_record,
@@ -42,20 +42,33 @@ def test_snapshot_steps_start_at_zero_and_spread_log_wise() -> None:
     assert snapshots.snapshot_steps(5, 16) == [0, 1, 2, 3, 4, 5]
 
 
-def test_compact_weights_come_back_within_one_step_of_their_row_scale() -> None:
+def test_a_chain_of_snapshots_reads_back_within_half_a_step_of_each_change() -> None:
+    """Each file holds a matrix row's change since the previous snapshot as read back, in 4-bit
+    integers with a float16 scale; vectors as float16. Rounding does not add up along the run:
+    every snapshot is within half a step of its own change's scale."""
     torch.manual_seed(0)
-    state = {"w": torch.randn(7, 5) * 3, "b": torch.randn(5), "e": torch.randn(4, 3, 2)}
-    kept = snapshots.compact(state)
-    assert kept["w"].dtype == torch.int8 and kept["b"].dtype == torch.float16
-    assert set(kept) == {"w", "w.int8_scale", "b", "e", "e.int8_scale"}
-    back = expand_snapshot(kept)
-    for name in ("w", "e"):
-        rows = state[name].reshape(state[name].shape[0], -1)
-        step = rows.abs().amax(dim=1) / 127
-        error = (back[name] - state[name]).reshape(rows.shape).abs()
-        assert (error <= step[:, None] * 0.51 + 1e-3).all()
-        assert back[name].shape == state[name].shape
-    assert torch.allclose(back["b"], state["b"], atol=1e-2)
+    shapes = {"w": (7, 5), "b": (5,), "e": (4, 3, 2)}
+    trained = {name: torch.randn(shape) * 3 for name, shape in shapes.items()}
+    read_back = {name: torch.zeros(shape) for name, shape in shapes.items()}
+    for _ in range(6):
+        kept = snapshots.encode(trained, read_back)
+        assert kept["w"].dtype == torch.uint8 and kept["w"].shape == (7, 3)  # 5 columns, 2 a byte
+        assert kept["b"].dtype == torch.float16 and set(kept) == {
+            "w",
+            "w.scale",
+            "b",
+            "e",
+            "e.scale",
+        }
+        change = {n: (trained[n] - read_back[n]).reshape(shapes[n][0], -1) for n in ("w", "e")}
+        read_back = apply_snapshot(read_back, kept)
+        for name, rows in change.items():
+            step = rows.abs().amax(dim=1) / snapshots.SNAPSHOT_LEVELS
+            error = (read_back[name] - trained[name]).reshape(rows.shape).abs()
+            assert (error <= step[:, None] * 0.51 + 1e-6).all()
+            assert read_back[name].shape == trained[name].shape
+        assert torch.allclose(read_back["b"], trained["b"], atol=1e-2)
+        trained = {name: value + 0.05 * torch.randn_like(value) for name, value in trained.items()}
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +116,7 @@ def test_a_request_names_a_kept_step_or_is_told_which_exist() -> None:
     with pytest.raises(InvalidInput, match="kept snapshots at steps 0, 1, "):
         resolve("hull", None, None, steps[-1] + 1)
     with pytest.raises(InvalidInput, match="kept no snapshots"):
-        resolve("tsp", None, None, 0)
+        snapshots.named(None, 0, "tsp")
     with pytest.raises(InvalidInput, match="leave `model` out"):
         resolve("sort", None, "pointer-sort", 0)
     with pytest.raises(InvalidInput, match="trained at α = 1"):
@@ -189,3 +202,34 @@ def test_the_inflection_widget_decodes_with_a_snapshot(site: TestClient) -> None
     assert both.status_code == 422 and "Watching the model learn" in both.json()["detail"]
     page = site.get(f"/papers/sparse-seq2seq?inflect.snapshot={steps[5]}").text
     assert f"Step {steps[5]:,} of" in page and "data-learning-slider" in page
+
+
+@needs_runs
+def test_the_translation_widget_decodes_with_a_snapshot(site: TestClient) -> None:
+    """The reader's sentence through the small α = 1.5 model's training; the copy model has no
+    snapshots, so the two are refused together in a sentence."""
+    steps = snapshots.kept_steps(SEQ2SEQ_SNAPSHOTS["translation"])
+    options = site.get("/api/seq2seq/options").json()
+    assert options["translation"]["snapshots"] == steps
+    assert options["inflection"]["snapshots"] == snapshots.kept_steps(
+        SEQ2SEQ_SNAPSHOTS["inflection"]
+    )
+    text = {"text": "Could not open the file."}
+    first, last = (
+        site.post("/api/seq2seq/translate", json={**text, "snapshot": step}).json()
+        for step in (steps[0], steps[-1])
+    )
+    assert first["model"]["name"] == f"seq2seq-translate-a1.5@{steps[0]}"
+    assert first["hypotheses"][0]["text"] != last["hypotheses"][0]["text"]
+    copy = site.post(
+        "/api/seq2seq/translate", json={**text, "snapshot": steps[-1], "copy_model": True}
+    )
+    assert copy.status_code == 422 and "leave `copy_model` out" in copy.json()["detail"]
+    query = f"text=Could+not+open+the+file.&snapshot={steps[6]}"
+    hx = {"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/sparse-seq2seq"}
+    figure = site.get(f"/api/seq2seq/translate/figure?{query}", headers=hx)
+    assert figure.status_code == 200 and f"Step {steps[6]:,} of" in figure.text
+    assert "dev BLEU (greedy)" in figure.text
+    assert f"translate.snapshot={steps[6]}" in figure.headers["HX-Replace-Url"]
+    page = site.get(f"/papers/sparse-seq2seq?translate.snapshot={steps[6]}").text
+    assert f"Step {steps[6]:,} of" in page and page.count("data-learning-slider") == 2

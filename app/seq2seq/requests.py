@@ -186,6 +186,19 @@ def alpha_field(task: str) -> Any:
     )
 
 
+def snapshot_field(run: str) -> Any:
+    """A request's training step: decode with the weights `run` training kept then."""
+    return Field(
+        None,
+        ge=0,
+        le=10**6,
+        description=f"a training step at which {run} training run kept its weights "
+        "(models/snapshots.py; GET /api/seq2seq/options lists the steps): decode with the "
+        "model as it was then (`alpha` is then the run's); a step the run did not keep is "
+        "refused with the steps it did; leave it out for the trained model",
+    )
+
+
 class InflectRequest(Seq2SeqDecodeOptions):
     model_config = ConfigDict(json_schema_extra=inflection_schema)
 
@@ -207,15 +220,7 @@ class InflectRequest(Seq2SeqDecodeOptions):
     features: str = Field(
         max_length=80, description="UniMorph-style cell, e.g. V;PST", examples=["V;PST"]
     )
-    snapshot: JsonInt | None = Field(
-        None,
-        ge=0,
-        le=10**6,
-        description="a training step at which the α = 1.5 model's training run kept its "
-        "weights (models/snapshots.py): decode with the model as it was then (`alpha` is "
-        "then 1.5); a step the run did not keep is refused with the steps it did; leave it "
-        "out for the trained model",
-    )
+    snapshot: JsonInt | None = snapshot_field("the α = 1.5 inflection model's")
 
     @field_validator("lemma")
     @classmethod
@@ -296,6 +301,16 @@ class TranslateRequest(Seq2SeqDecodeOptions):
         "generates a vocabulary piece or points at a source position and emits that piece "
         "(each step's `copy_weights` and `copy_mass` say how much went to pointing)",
     )
+    snapshot: JsonInt | None = snapshot_field("the small α = 1.5 translation model's (corpus v1)")
+
+    @model_validator(mode="after")
+    def snapshots_generate(self) -> TranslateRequest:
+        if self.snapshot is not None and self.copy_model:
+            raise ValueError(
+                "The training snapshots are of a generate-only model; leave `copy_model` out "
+                "with `snapshot`."
+            )
+        return self
 
     @field_validator("text")
     @classmethod
@@ -477,12 +492,10 @@ class FigureOptions(BaseModel):
         return {f"{prefix}.{name}": value for name, value in values.items()}
 
 
-class InflectFigure(FigureOptions, InflectRequest):
-    REQUEST = InflectRequest
-    EXAMPLES = INFLECTION_EXAMPLES
-    TASK = "inflection"
+class LearningFigure(BaseModel):
+    """A figure with the training slider (app/learning.py): `snapshot` as the form sends it,
+    empty when the slider is off, and one model while it is on."""
 
-    # the training slider's field: a step as text, empty when the slider is off
     snapshot: int | None = Field(None, ge=0, le=10**6)
 
     @field_validator("snapshot", mode="before")
@@ -491,16 +504,28 @@ class InflectFigure(FigureOptions, InflectRequest):
         return None if value == "" else value
 
     @model_validator(mode="after")
-    def one_model_while_learning(self) -> InflectFigure:
-        if self.snapshot is not None and (self.compare or self.mode == "inference"):
+    def one_model_while_learning(self) -> LearningFigure:
+        others = {
+            "the comparison": getattr(self, "compare", False),
+            "the inference-time α": getattr(self, "mode", None) == "inference",
+            "the copy model": getattr(self, "copy_model", False),
+        }
+        on = [name for name, set_ in others.items() if set_]
+        if self.snapshot is not None and on:
             raise ValueError(
-                "Watching the model learn shows one model as it trained; turn off the "
-                "comparison and the inference-time α, or untick Watch it learn."
+                f"Watching the model learn shows one model as it trained; turn off "
+                f"{' and '.join(on)}, or untick Watch it learn."
             )
         return self
 
 
-class TranslateFigure(FigureOptions, TranslateRequest):
+class InflectFigure(LearningFigure, FigureOptions, InflectRequest):
+    REQUEST = InflectRequest
+    EXAMPLES = INFLECTION_EXAMPLES
+    TASK = "inflection"
+
+
+class TranslateFigure(LearningFigure, FigureOptions, TranslateRequest):
     REQUEST = TranslateRequest
     EXAMPLES = TRANSLATION_EXAMPLES
     TASK = "translation"
@@ -523,6 +548,12 @@ class TranslateFigure(FigureOptions, TranslateRequest):
         return {**super().address(prefix), f"{prefix}.copy_beside": beside}
 
 
+SNAPSHOTS_FIELD = Field(
+    description="training steps a request's `snapshot` may name (a rerun of one recipe that "
+    "kept its weights at these steps; models/snapshots.py)"
+)
+
+
 class InflectionOptions(BaseModel):
     languages: list[str]
     features: dict[str, list[str]] = Field(description="the feature cells of each language")
@@ -530,6 +561,7 @@ class InflectionOptions(BaseModel):
     alphas: list[float] = Field(description="the trained α values (attention = output)")
     models: list[ModelOption]
     examples: list[InflectionExample]
+    snapshots: list[int] = SNAPSHOTS_FIELD
     max_lemma_chars: int = MAX_LEMMA_CHARS
 
 
@@ -567,6 +599,7 @@ class TranslationOptions(BaseModel):
         description="example sentences: from the test and training splits, and one the corpus "
         "lacks (each answer's `reference` says which)"
     )
+    snapshots: list[int] = SNAPSHOTS_FIELD
     max_words: int = MAX_SENTENCE_WORDS
     max_chars: int = MAX_SENTENCE_CHARS
 

@@ -30,11 +30,13 @@ from app.seq2seq.requests import (  # the examples are part of the options the A
     TranslationOptions,
     TranslationReference,
 )
+from models import snapshots
 from models.seq2seq import Step
 from models.seq2seq_run import (
     COPY_SERVED,
     DEFAULT_ALPHA,
     SERVED,
+    SNAPSHOTS,
     judge,
     load_reference,
     load_served,
@@ -78,12 +80,14 @@ def options(registry: ModelRegistry) -> OptionsResponse:
             alphas=[option.alpha for option in inflection_models],
             models=inflection_models,
             examples=list(INFLECTION_EXAMPLES),
+            snapshots=snapshots.kept_steps(SNAPSHOTS["inflection"]),
         ),
         translation=TranslationOptions(
             alphas=[option.alpha for option in translation_models],
             models=translation_models,
             copy_models=model_options(registry, "translation", copy=True),
             examples=list(TRANSLATION_EXAMPLES),
+            snapshots=snapshots.kept_steps(SNAPSHOTS["translation"]),
         ),
     )
 
