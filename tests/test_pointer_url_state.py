@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from app.main import ROOT, create_app
 from app.pointer.requests import PointsBoard, ValuesBoard
 from app.pointer.url_state import address, board_fields, inputs_text, url_keys
-from app.pointer.widget import light_enough
+from app.pointer.widget import board_state
+from app.widgets import PAGE_FIGURE_TOKENS, allot
 from models.checkpoints import read_manifest
 from models.pointer_run import SERVED
 
@@ -125,6 +126,12 @@ def test_the_form_reads_as_the_address_and_the_answer_writes_the_fields() -> Non
         PointsBoard.model_validate({"points": "0.1, 0.2\n0.3\n"})
     with pytest.raises(ValidationError, match="not a number: “nan”"):
         ValuesBoard.model_validate({"values": "0.1, nan"})
+
+
+def light_enough(board: PointsBoard) -> tuple[PointsBoard, str | None]:
+    """What a page render decodes for a board alone (app.widgets.allot), and its note."""
+    figure = allot(board_state(board), PAGE_FIGURE_TOKENS)
+    return figure.drawn, figure.note
 
 
 def test_only_a_light_decode_runs_while_the_page_loads() -> None:

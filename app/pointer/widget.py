@@ -44,12 +44,10 @@ from app.pointer.views import mapping_label, worked_example_context
 from app.pointer.your_turn import picks
 from app.registry import ModelUnavailable
 from app.widgets import (
-    PAGE_FIGURE_TOKENS,
     AddressState,
     PageFigure,
     WidgetEnv,
     WidgetError,
-    allot,
     register_widget,
 )
 from models.errors import InvalidInput
@@ -59,9 +57,6 @@ from models.pointer_run import SERVED, SNAPSHOTS, decoders_of, is_attention_mode
 FIVE_POINTS = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
 FIVE_VALUES = [0.62, 0.15, 0.87, 0.40, 0.05]
 BOARD_KEY = re.compile(r"[a-z][a-z0-9-]{0,20}")
-# The heaviest decode a page render runs for one board (app.widgets: greedy over the largest
-# board the API accepts fits it).
-PAGE_MAX_TOKENS = PAGE_FIGURE_TOKENS
 DECODER_OPTIONS = {  # the board's decoder menu
     "greedy": "greedy",
     "beam": "beam search",
@@ -98,13 +93,6 @@ def board_state(board: Board) -> AddressState:
         noun="drawing",
         unrun=f"its {noun} without the model's answer",
     )
-
-
-def light_enough(board: Board) -> tuple[Board, str | None]:
-    """The state a page render decodes for a board alone: greedy in place of a decode too
-    heavy for it, with a sentence saying so, which the board shows above its drawing."""
-    figure = allot(board_state(board), PAGE_FIGURE_TOKENS)
-    return figure.drawn, figure.note
 
 
 def reader_sentence(exc: ValidationError | InvalidInput) -> str:
