@@ -16,13 +16,14 @@ import json
 import logging
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from models.checkpoints import CheckpointError, snapshot_entry
+from models.checkpoints import SNAPSHOT_NAME, CheckpointError, snapshot_entry
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,11 @@ class ManifestUnreadable(RuntimeError):
     """checkpoints/manifest.json is missing or is not a JSON object of model entries."""
 
 
+# Training snapshots kept loaded ("<recipe>@<step>", models/snapshots.py): one slider's sweep
+# and then some; beyond it the least recently asked one goes (it loads again in milliseconds).
+SNAPSHOTS_KEPT = 20
+
+
 class ModelRegistry:
     """Loads each model once and keeps it. A model that fails to load (missing file, sha256
     mismatch, unknown family) is disabled with one log line, and that failure is remembered
@@ -93,6 +99,7 @@ class ModelRegistry:
         # loads when something asks for it
         self.served = served
         self._models: dict[str, Any] = {}
+        self._snapshots: OrderedDict[str, Any] = OrderedDict()  # least recently asked first
         self._failures: dict[str, tuple[tuple[int, ...], ModelUnavailable]] = {}
         self._lock = threading.Lock()
         self._manifest_logged: tuple[int, int] | None = None
@@ -137,6 +144,9 @@ class ModelRegistry:
         with self._lock:
             if name in self._models:
                 return self._models[name]
+            if name in self._snapshots:
+                self._snapshots.move_to_end(name)
+                return self._snapshots[name]
             fingerprint = self._fingerprint(name)
             failure = self._failures.get(name)
             if failure is not None and failure[0] == fingerprint:
@@ -148,7 +158,12 @@ class ModelRegistry:
                 logger.error("model %s disabled: %s", name, exc.reason)
                 raise
             self._failures.pop(name, None)
-            self._models[name] = model
+            if SNAPSHOT_NAME.fullmatch(name):
+                self._snapshots[name] = model
+                while len(self._snapshots) > SNAPSHOTS_KEPT:
+                    self._snapshots.popitem(last=False)
+            else:
+                self._models[name] = model
             return model
 
     def _load(self, name: str) -> Any:
@@ -218,7 +233,7 @@ class ModelRegistry:
         return loaded, unavailable
 
     def loaded(self) -> list[str]:
-        return sorted(self._models)
+        return sorted([*self._models, *self._snapshots])
 
 
 # the modules that register the families' loaders (register_loader), each on import

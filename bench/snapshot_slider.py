@@ -1,16 +1,17 @@
 """Watch it learn: what moving a figure's training slider costs, beside a normal decode.
 
-    .venv/bin/python bench/snapshot_slider.py              # hull, sort, inflection
+    .venv/bin/python bench/snapshot_slider.py     # hull, TSP, sort, inflection, translation
     .venv/bin/python bench/snapshot_slider.py --rounds 5
 
 In-process (TestClient, the app's whole stack), each figure's htmx round trip: one sweep of the
-slider over every snapshot while each is loaded for the first time (first visit: read, sha256,
-int8 rows expanded, model built, decoded), then `--rounds` sweeps with the snapshots loaded,
-against the trained model's decode of the same inputs (a normal figure change) in the same
-run. Every request has inputs of its own (a point nudged, another verb), so no answer comes
-from the answer cache: each is decoded. Reported: p50 and p95 milliseconds per request and the
-ratio of the loaded sweeps' p50 to the normal decode's. Target (issue 42): p50 ≤ 50 ms for
-hull, sort and inflection.
+slider over every snapshot while each is loaded for the first time (first visit: the run's
+files up to that step read, sha256-checked and added up, model built, decoded), then `--rounds`
+sweeps with the snapshots loaded, against the trained model's decode of the same inputs (a
+normal figure change) in the same run. Every request has inputs of its own (a point nudged,
+another verb), so no answer comes from the answer cache: each is decoded. Reported: p50 and p95
+milliseconds per request and the ratio of the loaded sweeps' p50 to the normal decode's. Target
+(issue 42): p50 ≤ 50 ms for hull, sort and inflection (TSP and translation: the same budget as
+their normal decode).
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ FIGURES = {  # figure -> (its round trip for request k, without the snapshot; th
         ),
         "pointer-hull",
     ),
+    "tsp": (
+        lambda k: (
+            "/api/pointer/tsp/board/tsp?points="
+            f"0.1{k:04d},0.1;0.9,0.15;0.85,0.9;0.15,0.8;0.5,0.5;0.3,0.6;0.7,0.3;0.45,0.2;0.6,0.75"
+            "&snapshot="
+        ),
+        "pointer-tsp",
+    ),
     "sort": (
         lambda k: (
             f"/api/pointer/sort/board/sort?values=0.3{k:04d},0.9,0.1,0.6,0.45,0.75,0.05,"
@@ -53,6 +62,13 @@ FIGURES = {  # figure -> (its round trip for request k, without the snapshot; th
             "&snapshot="
         ),
         "seq2seq-inflect-full-a1.5",
+    ),
+    "translation": (
+        lambda k: (
+            f"/api/seq2seq/translate/figure?text=Could+not+{VERBS[k % len(VERBS)]}+file+"
+            f"{k}.&snapshot="
+        ),
+        "seq2seq-translate-a1.5",
     ),
 }
 

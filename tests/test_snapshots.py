@@ -233,3 +233,25 @@ def test_the_translation_widget_decodes_with_a_snapshot(site: TestClient) -> Non
     assert f"translate.snapshot={steps[6]}" in figure.headers["HX-Replace-Url"]
     page = site.get(f"/papers/sparse-seq2seq?translate.snapshot={steps[6]}").text
     assert f"Step {steps[6]:,} of" in page and page.count("data-learning-slider") == 2
+
+
+def test_the_registry_keeps_the_most_recently_asked_snapshots_only(
+    tiny_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served models stay; snapshots beyond SNAPSHOTS_KEPT go, least recently asked first."""
+    import shutil
+
+    from app import registry as registry_module
+
+    directory = Path(shutil.copytree(tiny_run, tmp_path / "checkpoints"))
+    (directory / "manifest.json").write_text("{}")
+    monkeypatch.setattr(registry_module, "SNAPSHOTS_KEPT", 2)
+    registry_module.local_models(directory)  # registers the families' loaders
+    models = registry_module.ModelRegistry(directory)
+    first = models.get("pointer-sort@0")
+    models.get("pointer-sort@1")
+    assert models.get("pointer-sort@0") is first  # asked again: now the most recent
+    models.get("pointer-sort@3")
+    assert models.loaded() == ["pointer-sort@0", "pointer-sort@3"]
+    assert models.get("pointer-sort@1") is not None  # loads again
+    assert models.loaded() == ["pointer-sort@1", "pointer-sort@3"]
