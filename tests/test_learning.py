@@ -25,7 +25,9 @@ RUN = {
 def run_record(monkeypatch: pytest.MonkeyPatch) -> None:
     def record(recipe: str) -> dict | None:
         assert recipe is not None, "a figure without a run reads no record"
-        return {"pointer-sort": RUN, "pointer-hull": LONG}.get(recipe)
+        return {"pointer-sort": RUN, "pointer-hull": LONG, "seq2seq-translate-a1.5": BLEU}.get(
+            recipe
+        )
 
     monkeypatch.setattr(learning, "snapshot_record", record)
 
@@ -36,6 +38,17 @@ LONG = {  # every tick's step, and a snapshot whose record lacks the metric
     "snapshots": [
         {"step": step, "loss": None, "metrics": {} if step == 100 else {"accuracy_n50": 0.5}}
         for step in (0, 10, 100, 1000, 3000)
+    ],
+}
+
+
+BLEU = {  # a metric that is no share: BLEU, drawn up to its best value
+    "steps": 7000,
+    "schedule_steps": 7000,
+    "snapshots": [
+        {"step": 0, "loss": None, "metrics": {"dev_bleu_greedy": 0.0}},
+        {"step": 70, "loss": 3.0, "metrics": {"dev_bleu_greedy": 2.5}},
+        {"step": 7000, "loss": 1.0, "metrics": {"dev_bleu_greedy": 12.5}},
     ],
 }
 
@@ -102,3 +115,16 @@ def test_every_tick_and_a_missing_metric(run_record: None) -> None:
         "Step 100 of 3,000: no step yet; 0% exact hulls at n = 50 (validation)."
     )
     assert f"{x_of(100, 3000)},{HEIGHT - PAD}" in view["metric_line"]
+
+
+def test_a_bleu_curve_is_drawn_up_to_its_best_and_read_as_a_number(run_record: None) -> None:
+    view = learning_view("seq2seq-translate-a1.5", 70)
+    assert view is not None
+    assert (
+        view["caption"]
+        == "Step 70 of 7,000: training loss 3.000; 2.5 dev BLEU (greedy) (validation)."
+    )
+    assert view["marker"] == {"x": x_of(70, 7000), "y": y_of(2.5, 12.5)}
+    assert view["metric_line"].endswith(f"{x_of(7000, 7000)},{PAD}")  # the best at the top
+    shares = learning_view("pointer-sort", 99)
+    assert shares is not None and shares["marker"]["y"] == y_of(0.75, 1.0)  # shares: up to 1
