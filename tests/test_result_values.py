@@ -133,3 +133,99 @@ def test_a_broken_value_is_an_inline_error_not_a_box(tmp_path: Path) -> None:
     )
     assert ">{{demo.tsp | 60 | ours beam 8}}</span>, then more.</p>" in html
     assert 'class="widget-error"' not in html
+
+
+# --- the results-table widget: a whole table, with the rows and columns a page picks ---------
+
+from app.widgets.results_table import MAIN_TEXT_ROWS, results_table_context  # noqa: E402
+
+
+def table(env: WidgetEnv, **params: Any) -> dict[str, Any]:
+    return results_table_context({"source": "demo", **params}, env)
+
+
+def test_a_table_shows_every_row_and_column_unless_the_page_picks_some(env: WidgetEnv) -> None:
+    whole = table(env, table="sparse")
+    assert whole["columns"] == ["pointer", "tested n", "support"]
+    assert whole["rows"] == RESULTS["tables"]["sparse"]["rows"] and not whole["fold"]
+    picked = table(
+        env, table="sparse", rows=["entmax15, 20", "softmax"], columns=["support", "pointer"]
+    )
+    assert picked["columns"] == ["support", "pointer"]  # in the page's order
+    assert picked["rows"] == [["1.05", "entmax15"], ["6.00", "softmax"]]
+    assert (
+        picked["table_id"] == "sparse"
+        and picked["generated_by"] == "python -m models.evaluate demo"
+    )
+
+
+def test_a_long_table_folds(env: WidgetEnv) -> None:
+    rows = [[str(k), "x"] for k in range(MAIN_TEXT_ROWS + 1)]
+    long = {"tables": {"long": {"columns": ["n", "v"], "rows": rows}}, "generated_by": "make it"}
+    (env.results_dir / "long.json").write_text(json.dumps(long), encoding="utf-8")
+    shown = results_table_context({"source": "long", "table": "long"}, env)
+    assert shown["fold"] and shown["generated_by"] == "make it"
+    assert not results_table_context(
+        {"source": "long", "table": "long", "rows": [str(k) for k in range(MAIN_TEXT_ROWS)]}, env
+    )["fold"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"source": None, "table": "tsp"}, "needs `source:`"),
+        ({"source": "../x", "table": "tsp"}, "needs `source:`"),
+        ({"source": "demo", "table": None}, "needs `table:`"),
+        ({"source": "demo", "table": "tsp", "rows": "50"}, "`rows:` is a list of row keys"),
+        ({"source": "demo", "table": "tsp", "rows": ["50", 5]}, "`rows:` is a list of row keys"),
+        ({"source": "demo", "table": "tsp", "columns": "reference"}, "`columns:` is a list"),
+        ({"source": "demo", "table": "tsp", "columns": ["reference", 1]}, "`columns:` is a list"),
+        (
+            {"source": "demo", "table": "tsp", "columns": ["reference", "gap", "x"]},
+            "Table “tsp” has no column “gap”.",
+        ),
+        ({"source": "demo", "table": "tsp", "rows": ["7"]}, "has no row “7”"),
+        ({"source": "demo", "table": "hull"}, "has no table “hull”; regenerate it."),
+    ],
+)
+def test_a_table_the_page_asks_wrongly_for_says_what_to_change(
+    params: dict[str, Any], message: str, env: WidgetEnv
+) -> None:
+    with pytest.raises(WidgetError, match=re.escape(message)):
+        results_table_context(params, env)
+
+
+def test_an_unreadable_results_file_names_itself_and_the_command(env: WidgetEnv) -> None:
+    (env.results_dir / "broken.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(
+        WidgetError, match=re.escape("content/results/broken.json is unreadable")
+    ) as caught:
+        value("broken.tsp | 50 | reference", env)
+    assert caught.value.command == "python -m models.evaluate broken"
+    with pytest.raises(WidgetError) as missing:
+        value("absent.tsp | 50 | reference", env)
+    assert missing.value.command == "python -m models.evaluate absent"
+
+
+def test_a_results_file_is_parsed_once_per_version_on_disk(
+    env: WidgetEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.widgets import results_table
+
+    value("demo.tsp | 50 | reference", env)
+    reads: list[Path] = []
+    original = Path.read_text
+    monkeypatch.setattr(
+        Path, "read_text", lambda self, *a, **k: reads.append(self) or original(self, *a, **k)
+    )
+    assert value("demo.tsp | 50 | reference", env) == "best solver tour"
+    assert reads == []  # the same version: not read again
+    assert results_table._PARSED[env.results_dir / "demo.json"][1] == RESULTS
+
+
+def test_a_table_without_rows_or_columns_shows_an_empty_table(env: WidgetEnv) -> None:
+    (env.results_dir / "bare.json").write_text(json.dumps({"tables": {"t": {}}}), encoding="utf-8")
+    shown = results_table_context({"source": "bare", "table": "t"}, env)
+    assert shown["columns"] == [] and shown["rows"] == [] and shown["caption"] == ""
+    with pytest.raises(WidgetError, match=re.escape("has no row “1” (its rows start with )")):
+        results_table_context({"source": "bare", "table": "t", "rows": ["1"]}, env)

@@ -35,7 +35,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / "build" / "mutmut"
-COPIED = ("app", "models", "tests", "checkpoints", "content", "templates", "static", "deploy")
+COPIED = (
+    "app",
+    "models",
+    "tests",
+    "bench",
+    "checkpoints",
+    "content",
+    "templates",
+    "static",
+    "deploy",
+)
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,10 @@ TARGETS = {
     ),
     "your-turn": Target("app/pointer/your_turn.py", ("tests/test_your_turn.py",)),
     "learning": Target("app/learning.py", ("tests/test_learning.py",)),
-    "entmax-requests": Target("app/entmax/requests.py", ("tests/test_api_entmax.py",)),
+    "entmax-requests": Target(
+        "app/entmax/requests.py",
+        ("tests/test_api_entmax.py", "tests/test_entmax_figure.py", "tests/test_reader_terms.py"),
+    ),
     "entmax-views": Target(
         "app/entmax/figures.py",
         ("tests/test_api_entmax.py", "tests/test_entmax_figure.py"),
