@@ -129,12 +129,14 @@ def model_results(name: str, limit: int = 0) -> dict | None:
 
 def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:
     """A table row; training steps are the generate-only model's over all its runs, and the
-    steps a copy model added to them."""
+    steps a copy model's runs added to them."""
     copy = results["copy"]
+    runs = [entry, *ancestry(entry)]
     if entry.get("family") == "seq2seq-copy":
-        steps = f"+{entry['steps']:,}"
+        added = sum(e.get("steps", 0) for e in runs if e.get("family") == "seq2seq-copy")
+        steps = f"+{added:,}"
     else:
-        steps = f"{sum(e.get('steps', 0) for e in [*ancestry(entry), entry]):,}"
+        steps = f"{sum(e.get('steps', 0) for e in runs):,}"
     return [
         model,
         f"{alpha:g}",
@@ -149,11 +151,14 @@ def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:
 
 def row_checkpoints(manifest: dict) -> dict[tuple[str, float], str]:
     """(model column, α) -> checkpoint for the table's rows: each served copy model and the
-    generate-only model its manifest entry says it was fine-tuned from."""
+    generate-only model it was fine-tuned from (its nearest ancestor that is no copy model: a
+    copy model may continue another's run)."""
     rows = {}
     for alpha, name in COPY_SERVED.items():
         if name in manifest:
-            rows["generate only", alpha] = manifest[name]["init_from"]["checkpoint"]
+            parents = ancestry(manifest[name])
+            base = next(p for p in parents if p.get("family") != "seq2seq-copy")
+            rows["generate only", alpha] = base["checkpoint"]
             rows["copy", alpha] = name
     return rows
 

@@ -1,7 +1,7 @@
-"""Watch it learn (issue 42), in Debian Chromium: on the hull board and the inflection widget,
-the reader ticks the box and moves the training slider with the keyboard; the figure decodes
-the same input with each snapshot (the hull's first pointer distribution goes from flat to
-sharp), the caption and the curve's marker follow, and the address keeps the step."""
+"""Watch it learn (issue 42), in Debian Chromium: on the hull and TSP boards and the inflection and
+translation widgets, the reader ticks the box and moves the training slider with the keyboard;
+the figure decodes the same input with each snapshot (the hull's first pointer distribution goes
+from flat to sharp), the caption and the curve's marker follow, and the address keeps the step."""
 
 from __future__ import annotations
 
@@ -66,14 +66,48 @@ def test_the_hull_board_learns_under_the_slider(tracked_page: TrackedPage) -> No
     tracked_page.assert_clean()
 
 
-def test_the_inflection_widget_learns_under_the_slider(tracked_page: TrackedPage) -> None:
+def test_the_tsp_board_learns_under_the_slider(tracked_page: TrackedPage) -> None:
+    """The TSP board's default model is another; the slider swaps in the pointer-tsp run's
+    snapshots, the early tour longer than the late one on the reader's cities."""
     page = tracked_page.page
-    steps = snapshots.kept_steps(SEQ2SEQ_SNAPSHOTS["inflection"])
-    tracked_page.goto(
+    steps = snapshots.kept_steps(SNAPSHOTS["tsp"])
+    tracked_page.goto(f"{PAGE}?tsp-points={FIVE}#pointer-board-tsp")
+    board = page.locator("#pointer-board-tsp")
+    board.locator("[data-learning-on]").check()
+    last = board_result(page, "pointer-board-tsp", f"pointer-tsp@{steps[-1]}")
+    board.locator("[data-learning-slider]").focus()
+    for _ in range(len(steps) - 3):
+        page.keyboard.press("ArrowLeft")
+    early = board_result(page, "pointer-board-tsp", f"pointer-tsp@{steps[2]}")
+    expect(board.locator(".learning-caption")).to_contain_text("longer than the optimal tour")
+    assert f"tsp-snapshot={steps[2]}" in page.url
+    assert early["length"] >= last["length"]
+    board.screenshot(path=str(SCREENSHOTS / "watch-it-learn-tsp.png"))
+    tracked_page.assert_clean()
+
+
+SEQ2SEQ_WIDGETS = {  # task -> (the page address, the widget's id, its prefix)
+    "inflection": (
         "/papers/sparse-seq2seq?inflect.lemma=go&inflect.language=en&inflect.features=V;PST"
-        "#seq2seq-inflect"
-    )
-    widget = page.locator("#seq2seq-inflect")
+        "#seq2seq-inflect",
+        "seq2seq-inflect",
+        "inflect",
+    ),
+    "translation": (
+        "/papers/sparse-seq2seq?translate.text=Could+not+open+the+file.#seq2seq-translate",
+        "seq2seq-translate",
+        "translate",
+    ),
+}
+
+
+@pytest.mark.parametrize("task", sorted(SEQ2SEQ_WIDGETS))
+def test_a_seq2seq_widget_learns_under_the_slider(tracked_page: TrackedPage, task: str) -> None:
+    page = tracked_page.page
+    address, widget_id, prefix = SEQ2SEQ_WIDGETS[task]
+    steps = snapshots.kept_steps(SEQ2SEQ_SNAPSHOTS[task])
+    tracked_page.goto(address)
+    widget = page.locator(f"#{widget_id}")
     widget.locator("[data-learning-on]").check()
     caption = widget.locator(".learning-caption")
     expect(caption).to_contain_text(f"Step {steps[-1]:,} of", timeout=30_000)
@@ -81,10 +115,10 @@ def test_the_inflection_widget_learns_under_the_slider(tracked_page: TrackedPage
     page.keyboard.press("Home")
     expect(caption).to_contain_text("Step 0 of", timeout=30_000)
     early = widget.locator(".s2s-best .s2s-hyp-text").inner_text()
-    assert "inflect.snapshot=0" in page.url
+    assert f"{prefix}.snapshot=0" in page.url
     page.keyboard.press("End")
     expect(caption).to_contain_text(f"Step {steps[-1]:,} of", timeout=30_000)
     late = widget.locator(".s2s-best .s2s-hyp-text").inner_text()
     assert early != late
-    widget.screenshot(path=str(SCREENSHOTS / "watch-it-learn-inflection.png"))
+    widget.screenshot(path=str(SCREENSHOTS / f"watch-it-learn-{task}.png"))
     tracked_page.assert_clean()
