@@ -255,3 +255,20 @@ def test_the_registry_keeps_the_most_recently_asked_snapshots_only(
     assert models.loaded() == ["pointer-sort@0", "pointer-sort@3"]
     assert models.get("pointer-sort@1") is not None  # loads again
     assert models.loaded() == ["pointer-sort@1", "pointer-sort@3"]
+
+
+@needs_runs
+def test_only_a_board_on_its_default_model_has_the_slider(site: TestClient) -> None:
+    """The TSP board on the Pointer page decodes with the served default and offers the
+    slider; the routing page's boards are pinned to a model, and a snapshot with a model is
+    refused, so they offer none."""
+    pointer = site.get("/papers/pointer-networks").text
+    assert 'id="pointer-board-tsp-learning"' in pointer
+    routing = site.get("/papers/attention-routing").text
+    assert 'id="pointer-board-am"' in routing and 'id="pointer-board-lstm"' in routing
+    assert "data-learning-slider" not in routing
+    pinned = site.get(
+        "/api/pointer/tsp/board/lstm?points=0.1,0.1;0.9,0.1;0.5,0.9;0.2,0.5&model=pointer-tsp",
+        headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/x"},
+    )
+    assert pinned.status_code == 200 and "learning-figure" not in pinned.text

@@ -18,7 +18,6 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 
 from app.compute import Budget, compute_budget, stops_answered
 from app.figure_export import export_budget, exported, figure_page
-from app.learning import learning_view
 from app.pointer.board import live_context
 from app.pointer.export import board_takeaway, export_svg
 from app.pointer.requests import (
@@ -33,13 +32,12 @@ from app.pointer.requests import (
     ValuesBoard,
     ValuesRequest,
 )
-from app.pointer.service import solve, task_models, trained_sizes
+from app.pointer.service import board_learning, solve, task_models, trained_sizes
 from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
 from app.pointer.your_turn import picks
 from app.responses import error_responses, respond, wants_fragment
 from models.errors import InvalidInput
-from models.pointer_run import SNAPSHOTS
 
 router = APIRouter(prefix="/api/pointer", tags=["pointer networks"])
 
@@ -117,7 +115,7 @@ def board_answer(request: Request, task: Task, key: str, board: Board, budget: B
     if result is not None:  # the step drawn, within the decode's
         board = board.model_copy(update={"step": context["current_step"] + 1})
     context["takeaway"] = board_takeaway(figure_page(request), task, key, board, result)
-    context["learning"] = learning_view(SNAPSHOTS.get(task), board.snapshot)
+    context["learning"] = board_learning(task, board.model, board.snapshot)
     template = "partials/pointer/board-update.html"
     return respond(request, result, template, context, address(key, board), f"#{figure_id(key)}")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.answer_cache import ANSWERS
+from app.learning import learning_view
 from app.pointer.requests import (
     MIN_POINTS,
     MIN_VALUES,
@@ -24,6 +25,7 @@ from app.registry import ModelRegistry, register_loader
 from models.checkpoints import ancestry, load_model
 from models.errors import InvalidInput
 from models.pointer_run import (
+    SNAPSHOTS,
     Check,
     PointerRequest,
     ServedPointer,
@@ -108,3 +110,10 @@ def _trained_sizes(
     if not ranges:
         return None
     return min(low for low, _ in ranges), max(high for _, high in ranges)
+
+
+def board_learning(task: Task, model: str | None, snapshot: int | None) -> dict[str, Any] | None:
+    """The board's training slider (app/learning.py): on a board showing the task's default
+    model; a board the page pins to a model (the routing page's) has none, since a snapshot is
+    of one run and a request with both is refused."""
+    return learning_view(SNAPSHOTS.get(task), snapshot) if model is None else None

@@ -20,7 +20,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.errors import error_sentence
-from app.learning import learning_view
 from app.pointer.board import live_context
 from app.pointer.export import TITLES, board_takeaway, decoder_name
 from app.pointer.requests import (
@@ -38,7 +37,7 @@ from app.pointer.requests import (
     Task,
     ValuesBoard,
 )
-from app.pointer.service import solve, task_models, trained_sizes
+from app.pointer.service import board_learning, solve, task_models, trained_sizes
 from app.pointer.url_state import board_fields, figure_id, inputs_text, url_keys
 from app.pointer.views import mapping_label, worked_example_context
 from app.pointer.your_turn import picks
@@ -51,7 +50,7 @@ from app.widgets import (
     register_widget,
 )
 from models.errors import InvalidInput
-from models.pointer_run import SERVED, SNAPSHOTS, decoders_of, is_attention_model
+from models.pointer_run import SERVED, decoders_of, is_attention_model
 
 # The deep-dive's worked example (prose numbering P1..P5): hull P1 P2 P4 P5, P3 inside.
 FIVE_POINTS = [[0.15, 0.20], [0.85, 0.10], [0.50, 0.45], [0.90, 0.80], [0.20, 0.85]]
@@ -197,7 +196,7 @@ def pointer_board_context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str
         # the address's decode, when the page ran a lighter one or none (app.widgets.allot)
         "run_shared": figure.run if figure.note else None,
         "takeaway": board_takeaway(env.page, task, key, figure.drawn or board, result),
-        "learning": learning_view(SNAPSHOTS.get(task), board.snapshot),
+        "learning": board_learning(task, board.model, board.snapshot),
         **live_context(
             key,
             task,
