@@ -55,8 +55,6 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
     metric, counted, shown = METRICS[recipe]
     values = [entry["metrics"].get(metric, 0.0) for entry in kept]
     top = max(1.0, *values)  # shares in [0, 1]; BLEU up to its best
-    losses = [entry["loss"] for entry in kept]
-    top_loss = max((loss for loss in losses if loss is not None), default=1.0)
     index = steps.index(snapshot) if snapshot in steps else None
     current = kept[index] if index is not None else None
     view = {
@@ -67,19 +65,7 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
         "run_steps": run["steps"],
         "schedule_steps": run["schedule_steps"],
         "counted": counted,
-        "loss_line": polyline(
-            [
-                (x_of(step, last), y_of(loss, top_loss))
-                for step, loss in zip(steps, losses, strict=True)
-                if loss is not None
-            ]
-        ),
-        "metric_line": polyline(
-            [
-                (x_of(step, last), y_of(value, top))
-                for step, value in zip(steps, values, strict=True)
-            ]
-        ),
+        **curves(steps, [entry["loss"] for entry in kept], values, top),
         "ticks": [
             {"x": x_of(s, last), "text": f"{s:,}"} for s in steps if s in (0, 10, 100, 1000, last)
         ],
@@ -96,3 +82,19 @@ def learning_view(recipe: str | None, snapshot: int | None) -> dict[str, Any] | 
             f"{counted} (validation)."
         )
     return view
+
+
+def curves(
+    steps: list[int], losses: list[float | None], values: list[float], top: float
+) -> dict[str, str]:
+    """The two polylines: the training loss scaled to its largest value (a snapshot before
+    any step has none), and the validation metric up to `top`."""
+    last = steps[-1]
+    top_loss = max((loss for loss in losses if loss is not None), default=1.0)
+    kept_losses = [(s, loss) for s, loss in zip(steps, losses, strict=True) if loss is not None]
+    return {
+        "loss_line": polyline([(x_of(s, last), y_of(loss, top_loss)) for s, loss in kept_losses]),
+        "metric_line": polyline(
+            [(x_of(s, last), y_of(value, top)) for s, value in zip(steps, values, strict=True)]
+        ),
+    }
