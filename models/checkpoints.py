@@ -127,14 +127,32 @@ def manifest_text(manifest: dict[str, dict]) -> str:
 
 
 def update_manifest(directory: Path, name: str, entry: dict) -> None:
-    """Add or replace one entry; other entries, written by other runs, are kept."""
+    """Add or replace one entry; other entries, written by other runs, are kept. Replaced
+    weights (another sha256 under the name: a run continued and shipped again) go on in the
+    lineage, so a model's ancestry still reaches them."""
     directory = Path(directory)
     with _locked(directory):
         manifest = read_manifest(directory)
+        old = manifest.get(name)
+        if old and old.get("sha256") and old["sha256"] != entry.get("sha256"):
+            keep_in_lineage(directory, name, old)
         manifest[name] = entry
         tmp = directory / f".{MANIFEST_NAME}.{os.getpid()}.tmp"
         tmp.write_text(manifest_text(dict(sorted(manifest.items()))))
         tmp.replace(directory / MANIFEST_NAME)
+
+
+LINEAGE_FIELDS = ("family", "steps", "instances_seen", "wall_time_s", "init_from", "command")
+
+
+def keep_in_lineage(directory: Path, name: str, entry: dict) -> None:
+    """Record weights that leave the directory in its lineage.json, keyed by sha256."""
+    lineage = read_lineage(directory)
+    kept = {"sha256": entry["sha256"], "checkpoint": name}
+    lineage[entry["sha256"]] = kept | {k: entry[k] for k in LINEAGE_FIELDS if k in entry}
+    tmp = directory / f".{LINEAGE_NAME}.{os.getpid()}.tmp"
+    tmp.write_text(manifest_text(lineage))
+    tmp.replace(directory / LINEAGE_NAME)
 
 
 def save_checkpoint(model: nn.Module, name: str, entry: dict, directory: Path) -> dict:

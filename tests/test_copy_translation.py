@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -357,3 +358,30 @@ def test_beam_search_over_pieces_stops_when_checked(tokenizer) -> None:
     with pytest.raises(TimeoutError):
         beam_search_pieces(model, ["▁open"], tokenizer, tokenizer, width=2, max_len=9, check=check)
     assert len(calls) == 3
+
+
+def test_shipping_a_continued_run_under_its_name_keeps_the_old_weights_in_the_lineage(
+    tmp_path: Path,
+) -> None:
+    """A copy model continued from itself and exported under the same name: the old entry goes
+    to lineage.json, so ancestry still walks copy → copy → generate-only."""
+    from models.checkpoints import ancestry, read_lineage, read_manifest
+
+    base = {"family": "seq2seq", "sha256": "a" * 64, "steps": 48_000}
+    first = {
+        "family": "seq2seq-copy",
+        "sha256": "b" * 64,
+        "steps": 6_000,
+        "init_from": {"checkpoint": "gen", "sha256": "a" * 64},
+    }
+    update_manifest(tmp_path, "gen", base)
+    update_manifest(tmp_path, "copy", first)
+    update_manifest(tmp_path, "copy", first)  # the same weights again: nothing to keep
+    assert read_lineage(tmp_path) == {}
+    second = {**first, "sha256": "c" * 64, "init_from": {"checkpoint": "copy", "sha256": "b" * 64}}
+    update_manifest(tmp_path, "copy", second)
+    kept = read_lineage(tmp_path)["b" * 64]
+    assert kept["checkpoint"] == "copy" and kept["family"] == "seq2seq-copy"
+    assert kept["steps"] == 6_000 and kept["init_from"]["checkpoint"] == "gen"
+    chain = ancestry(read_manifest(tmp_path)["copy"], tmp_path)
+    assert [(e["checkpoint"], e["sha256"][0]) for e in chain] == [("copy", "b"), ("gen", "a")]
