@@ -224,7 +224,7 @@ async def page_budget(request: Request, tokens: int) -> AsyncIterator[Budget | H
         yield admitted
 
 
-def _charge(request: Request, tokens: int, door: int = 1) -> None:
+def _charge(request: Request, tokens: int, door: int) -> None:
     """The door (app.limits.RateLimit, on /api/*) took `door` tokens; take the rest of the
     request's cost."""
     limiter = request.app.state.rate_limiter

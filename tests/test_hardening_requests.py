@@ -21,21 +21,26 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
 import pytest
 import torch
-from fastapi import HTTPException
+from fastapi import Depends, FastAPI, HTTPException
 from fastapi.testclient import TestClient
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 
 from app.compute import (
     Budget,
     ComputeGate,
     ComputeStopped,
+    PricedRequest,
+    _watch_disconnect,
+    compute_budget,
     pointer_cost,
     priced_budget,
+    query_fields,
     text_cost,
 )
 from app.main import create_app
@@ -628,3 +633,124 @@ def test_widget_error_boxes_never_show_server_paths(tmp_path: Path) -> None:
     assert page.status_code == 200
     assert "is unreadable" in page.text and "pointer.json" in page.text
     assert str(tmp_path) not in page.text
+
+
+# --- the door's price, built at test time (a mutant of compute_budget must be the one running) --
+
+
+class Sized(PricedRequest):
+    n: int = Field(1, ge=1)
+
+    def cost(self) -> int:
+        return self.n
+
+
+class Unpriced(BaseModel):
+    n: int = 1
+
+
+class RecordingLimiter:
+    """A rate limit that records what it is asked and answers with a fixed wait."""
+
+    def __init__(self, wait_s: float = 0.0) -> None:
+        self.asked: list[tuple[str, int]] = []
+        self.wait_s = wait_s
+
+    def acquire(self, client: str, tokens: int) -> float:
+        self.asked.append((client, tokens))
+        return self.wait_s
+
+
+def priced_app(limiter: RecordingLimiter) -> TestClient:
+    app = FastAPI()
+    app.state.serving = type("Serving", (), {"compute_deadline_s": 5.0})()
+    app.state.compute_gate = ComputeGate(100)
+    app.state.rate_limiter = limiter
+
+    @app.post("/body")
+    def body(_: Sized, b: Annotated[Budget, Depends(compute_budget(Sized))]) -> dict:
+        return {}
+
+    @app.get("/query")
+    def query(b: Annotated[Budget, Depends(compute_budget(Sized, "query", lambda r: 3))]) -> dict:
+        return {}
+
+    @app.post("/unpriced")
+    def unpriced(_: Unpriced, b: Annotated[Budget, Depends(compute_budget(Unpriced))]) -> dict:
+        return {}
+
+    return TestClient(app)
+
+
+def test_a_route_is_priced_from_its_body_or_its_query_plus_its_extra() -> None:
+    """The door (app.limits) took one token; the route's price takes the rest: the request's
+    cost() from the JSON body or the query, plus the route's extra. A request the model
+    refuses, or one that runs no model, costs the door's token only."""
+    limiter = RecordingLimiter()
+    client = priced_app(limiter)
+    assert client.post("/body", json={"n": 5}).status_code == 200
+    assert limiter.asked == [("testclient", 4)]
+    assert client.get("/query?n=7").status_code == 200
+    assert limiter.asked[-1] == ("testclient", 9)  # 7 + 3 for the route, less the door's 1
+    limiter.asked.clear()
+    client.get("/query?n=7&n=8")  # a key given twice is a list: not an int, so unpriced
+    client.post("/body", json={"n": 0})  # refused: FastAPI answers the 422 next
+    client.post("/body", json={"n": 1})  # one token: the door's
+    client.post("/unpriced", json={"n": 9})  # no cost(): one token
+    assert limiter.asked == []
+
+
+@pytest.mark.parametrize(("wait_s", "retry_after"), [(0.5, "1"), (2.2, "3")])
+def test_a_request_over_the_clients_rate_is_a_429_that_says_when_to_come_back(
+    wait_s: float, retry_after: str
+) -> None:
+    answer = priced_app(RecordingLimiter(wait_s)).post("/body", json={"n": 5})
+    assert answer.status_code == 429 and answer.headers["Retry-After"] == retry_after
+    assert answer.json()["detail"] == (
+        f"This request costs 5 requests' worth of the rate limit and your address has used its "
+        f"share; wait {retry_after} s, or ask for less (a narrower beam, fewer inputs, a shorter "
+        "text)."
+    )
+
+
+def test_the_query_as_a_route_reads_it() -> None:
+    scope = {"type": "http", "query_string": b"a=1&b=2&a=3&c=", "headers": []}
+    assert query_fields(Request(scope)) == {"a": ["1", "3"], "b": "2", "c": ""}
+
+
+def test_a_stop_says_why_and_only_a_disconnect_sets_it() -> None:
+    gone = Budget(deadline_s=5.0)
+    gone.client_gone.set()
+    with pytest.raises(ComputeStopped) as stopped:
+        gone.check()
+    assert (stopped.value.status, str(stopped.value)) == (499, "The client closed the connection.")
+    late = Budget(deadline_s=0.5, started=time.monotonic() - 1)
+    with pytest.raises(ComputeStopped) as over:
+        late.check()
+    assert (
+        str(over.value)
+        == over.value.detail
+        == (
+            "The model could not finish within 0.5 s; try a narrower beam, fewer inputs or a "
+            "shorter text, or try again when the site is less busy."
+        )
+    )
+    Budget(deadline_s=0.5).check()  # within its time: no stop
+
+    async def watch() -> bool:
+        async def receive() -> dict[str, Any]:
+            if not sent:
+                sent.append(1)
+                return {"type": "http.request", "body": b"", "more_body": True}
+            await asyncio.sleep(10)
+            raise AssertionError("unreachable")
+
+        sent: list[int] = []
+        budget = Budget(deadline_s=5.0)
+        task = asyncio.create_task(_watch_disconnect(Request({"type": "http"}, receive), budget))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        return budget.client_gone.is_set()
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, watch()).result() is False  # more body is no goodbye
