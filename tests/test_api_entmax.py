@@ -309,3 +309,42 @@ def test_the_simplex_puts_a_distribution_at_its_barycentre() -> None:
         assert simplex_point(p) == pytest.approx(corner, abs=0.1)
     middle = [sum(c[i] for c in SIMPLEX_CORNERS) / 3 for i in (0, 1)]
     assert simplex_point([1 / 3, 1 / 3, 1 / 3]) == pytest.approx(middle, abs=0.1)
+
+
+# --- the playground's request model in the reader's terms ----------------------------------
+
+
+def test_a_refused_score_names_its_word_and_plain_numbers() -> None:
+    from app.entmax.requests import MAX_SCORES, plain_number, score_refusal
+
+    assert plain_number(1e9) == "1,000,000,000" and plain_number(2.5) == "2.5"
+    assert plain_number(1e15) == "1e+15" and plain_number(-3.0) == "-3"  # no run of 16 digits
+    words = ["the", "cat"]
+    too_high = {"loc": ("scores", 1), "type": "less_than_equal", "input": "2e6"}
+    assert score_refusal(too_high, words) == (
+        "The score of “cat” (word 2) must be at most 1,000,000; it is 2,000,000."
+    )
+    beyond = {"loc": ("scores", 2), "type": "float_parsing", "input": "x"}
+    assert score_refusal(beyond, words) == "The score of “” (word 3) must be a number; got 'x'."
+    many = {"loc": ("scores",), "type": "too_long", "input": [0] * 600}
+    assert score_refusal(many, words) == (
+        f"The sentence has 600 words; the playground takes at most {MAX_SCORES}."
+    )
+    for other in (
+        {"loc": ("labels",), "type": "too_long", "input": []},  # not the scores
+        {"loc": ("text", 0), "type": "string_type", "input": 1},  # not the scores either
+        {"loc": ("scores", "x"), "type": "float_parsing", "input": "x"},  # no word index
+        {"type": "value_error"},  # about the whole request
+    ):
+        assert score_refusal(other, words) is None
+
+
+def test_the_scores_follow_the_words_of_the_sentence() -> None:
+    from app.entmax.requests import PlaygroundRequest
+
+    fill = PlaygroundRequest.scores_for_words
+    assert fill({"text": "a b c", "scores": "1"})["scores"] == ["1", 0.0, 0.0]  # missing: 0
+    assert fill({"text": "a b", "scores": ""})["scores"] == [0.0, 0.0]  # an empty box: none
+    assert fill({"text": "a", "scores": [4, 5]})["scores"] == [4]  # extra ones dropped
+    odd = fill({"text": 5, "scores": "1,2"})  # a text that is no string reads as no words
+    assert odd["scores"] == [] and odd["labels"] == []
