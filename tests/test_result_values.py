@@ -170,29 +170,71 @@ def test_a_long_table_folds(env: WidgetEnv) -> None:
     )["fold"]
 
 
+ROWS_LIST = 'results-table `rows:` is a list of row keys, e.g. ["full, 1.5"]'
+COLUMNS_LIST = "results-table `columns:` is a list of column names"
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"source": None, "table": "tsp"}, "needs `source:`"),
-        ({"source": "../x", "table": "tsp"}, "needs `source:`"),
-        ({"source": "demo", "table": None}, "needs `table:`"),
-        ({"source": "demo", "table": "tsp", "rows": "50"}, "`rows:` is a list of row keys"),
-        ({"source": "demo", "table": "tsp", "rows": ["50", 5]}, "`rows:` is a list of row keys"),
-        ({"source": "demo", "table": "tsp", "columns": "reference"}, "`columns:` is a list"),
-        ({"source": "demo", "table": "tsp", "columns": ["reference", 1]}, "`columns:` is a list"),
+        (
+            {"source": None, "table": "tsp"},
+            "results-table needs `source:` (e.g. pointer or seq2seq)",
+        ),
+        (
+            {"source": "../x", "table": "tsp"},
+            "results-table needs `source:` (e.g. pointer or seq2seq)",
+        ),
+        (
+            {"source": "demo", "table": None},
+            "results-table needs `table:` (the table id in the results file)",
+        ),
+        ({"source": "demo", "table": "tsp", "rows": "50"}, ROWS_LIST),
+        ({"source": "demo", "table": "tsp", "rows": ["50", 5]}, ROWS_LIST),
+        ({"source": "demo", "table": "tsp", "columns": "reference"}, COLUMNS_LIST),
+        ({"source": "demo", "table": "tsp", "columns": ["reference", 1]}, COLUMNS_LIST),
         (
             {"source": "demo", "table": "tsp", "columns": ["reference", "gap", "x"]},
             "Table “tsp” has no column “gap”.",
         ),
-        ({"source": "demo", "table": "tsp", "rows": ["7"]}, "has no row “7”"),
-        ({"source": "demo", "table": "hull"}, "has no table “hull”; regenerate it."),
+        (
+            {"source": "demo", "table": "tsp", "rows": ["7"]},
+            "Table “tsp” has no row “7” (its rows start with 5, 50).",
+        ),
+        (
+            {"source": "demo", "table": "tsp", "rows": [""]},
+            "Table “tsp” has no row “” (its rows start with 5, 50).",
+        ),
+        (
+            {"source": "demo", "table": "hull"},
+            "content/results/demo.json has no table “hull”; regenerate it.",
+        ),
     ],
 )
 def test_a_table_the_page_asks_wrongly_for_says_what_to_change(
     params: dict[str, Any], message: str, env: WidgetEnv
 ) -> None:
-    with pytest.raises(WidgetError, match=re.escape(message)):
+    with pytest.raises(WidgetError) as caught:
         results_table_context(params, env)
+    assert str(caught.value) == message
+    if "regenerate" in message:
+        assert caught.value.command == "python -m models.evaluate demo"
+
+
+def test_a_value_names_the_columns_a_table_has(env: WidgetEnv) -> None:
+    with pytest.raises(WidgetError) as caught:
+        value("demo.tsp | 50 | gap", env)
+    assert str(caught.value) == (
+        "Table “tsp” has no column “gap” (its columns: “tested n”, “reference”, “ours beam 8”)."
+    )
+    (env.results_dir / "odd.json").write_text(
+        json.dumps({"tables": {"t": {"rows": [["1"]]}}, "no": "tables"}), encoding="utf-8"
+    )
+    with pytest.raises(WidgetError, match=re.escape("has no column “x” (its columns: ).")):
+        value("odd.t | 1 | x", env)
+    (env.results_dir / "none.json").write_text(json.dumps({"other": 1}), encoding="utf-8")
+    with pytest.raises(WidgetError, match=re.escape("none.json has no table “t”")):
+        value("none.t | 1 | x", env)
 
 
 def test_an_unreadable_results_file_names_itself_and_the_command(env: WidgetEnv) -> None:
