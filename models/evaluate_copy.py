@@ -131,7 +131,7 @@ def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:
     """A table row; training steps are the generate-only model's over all its runs, and the
     steps a copy model's runs added to them."""
     copy = results["copy"]
-    runs = [entry, *ancestry(entry)]
+    runs = [entry, *ancestry(entry, CHECKPOINT_DIR)]
     if entry.get("family") == "seq2seq-copy":
         added = sum(e.get("steps", 0) for e in runs if e.get("family") == "seq2seq-copy")
         steps = f"+{added:,}"
@@ -156,7 +156,7 @@ def row_checkpoints(manifest: dict) -> dict[tuple[str, float], str]:
     rows = {}
     for alpha, name in COPY_SERVED.items():
         if name in manifest:
-            parents = ancestry(manifest[name])
+            parents = ancestry(manifest[name], CHECKPOINT_DIR)
             base = next(p for p in parents if p.get("family") != "seq2seq-copy")
             rows["generate only", alpha] = base["checkpoint"]
             rows["copy", alpha] = name

@@ -284,7 +284,7 @@ def test_copy_evaluation_counts_what_passes_through() -> None:
     assert silent["bleu_v2_test"] == 0.0 and silent["frequent_exact"] == 0.0
 
 
-def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> None:
+def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch, tmp_path) -> None:
     from models import evaluate_copy
 
     def results(fidelity: float) -> dict:
@@ -296,17 +296,21 @@ def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> No
             "frequent_exact": 0.908,
         }
 
-    manifest = {
-        "seq2seq-translate-big-a1.5-replay": {"family": "seq2seq", "steps": 48_000},
-        "seq2seq-translate-copy-a1.5": {
-            "family": "seq2seq-copy",
-            "steps": 6_000,
-            "init_from": {"checkpoint": "seq2seq-translate-big-a1.5-replay", "sha256": "ab"},
-        },
-        "seq2seq-translate-big-a2-replay": {"steps": 48_000},  # no copy model at α = 2
+    generate = {"family": "seq2seq", "steps": 48_000, "sha256": "a" * 64}
+    copy = {
+        "family": "seq2seq-copy",
+        "steps": 6_000,
+        "sha256": "b" * 64,
+        "init_from": {"checkpoint": "seq2seq-translate-big-a1.5-replay", "sha256": "a" * 64},
     }
+    for name, entry in (
+        ("seq2seq-translate-big-a1.5-replay", generate),
+        ("seq2seq-translate-copy-a1.5", copy),
+        ("seq2seq-translate-big-a2-replay", {"steps": 48_000, "sha256": "d" * 64}),  # no copy
+    ):
+        update_manifest(tmp_path, name, entry)
     fidelity = {"seq2seq-translate-big-a1.5-replay": 66.0, "seq2seq-translate-copy-a1.5": 98.5}
-    monkeypatch.setattr(evaluate_copy, "read_manifest", lambda directory: manifest)
+    monkeypatch.setattr(evaluate_copy, "CHECKPOINT_DIR", tmp_path)
     monkeypatch.setattr(evaluate_copy, "model_results", lambda name, limit: results(fidelity[name]))
     table = evaluate_copy.copy_table()
     assert table["rows"] == [
@@ -314,7 +318,15 @@ def test_copy_table_rows_pair_each_copy_model_with_its_parent(monkeypatch) -> No
         ["copy", "1.5", "98.5%", "99.5%", "97.5%", "27.4", "90.8%", "+6,000"],
     ]
     assert "982 sentences, 1,218 tokens" in table["note"]
-    monkeypatch.setattr(evaluate_copy, "read_manifest", lambda directory: {})
+    # the copy model continued from itself and shipped under its name: its generate-only
+    # parent is found through the lineage, and both copy runs' steps are counted
+    again = {**copy, "sha256": "c" * 64, "init_from": {"checkpoint": "x", "sha256": "b" * 64}}
+    update_manifest(tmp_path, "seq2seq-translate-copy-a1.5", again)
+    fidelity["seq2seq-translate-copy-a1.5"] = 99.0
+    rows = evaluate_copy.copy_table()["rows"]
+    assert [row[0] for row in rows] == ["generate only", "copy"]
+    assert rows[0][-1] == "48,000" and rows[1][-1] == "+12,000" and rows[1][2] == "99.0%"
+    (tmp_path / "manifest.json").write_text("{}")
     assert evaluate_copy.copy_table() is None
 
 
