@@ -106,6 +106,8 @@ def replay_text(data: Mapping[str, Any]) -> str:
     replay = data.get("replay")
     if not isinstance(replay, dict):
         return "—"
+    if "frequent_sources" in replay:
+        return f"the {replay['frequent_sources']:,} most frequent sources, ×{replay['copies']} more"
     wrong = replay.get("cells_wrong_before", replay.get("pairs_wrong_before"))
     unit = "cells" if "cells_wrong_before" in replay else "pairs"
     sources = replay.get("from")

@@ -142,7 +142,17 @@ def update_manifest(directory: Path, name: str, entry: dict) -> None:
         tmp.replace(directory / MANIFEST_NAME)
 
 
-LINEAGE_FIELDS = ("family", "steps", "instances_seen", "wall_time_s", "init_from", "command")
+LINEAGE_FIELDS = (
+    "family",
+    "steps",
+    "batch_size",
+    "instances_seen",
+    "wall_time_s",
+    "optimizer",
+    "metrics",
+    "init_from",
+    "command",
+)
 
 
 def keep_in_lineage(directory: Path, name: str, entry: dict) -> None:

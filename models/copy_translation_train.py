@@ -384,12 +384,17 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def replay_description(frequent: int, copies: int) -> dict:
+    """The data's `replay` field (the model card's "repeated" column reads it)."""
     if not frequent:
         return {}
     return {
-        "replay": f"the {frequent:,} most frequent training sources "
-        "(models.tasks.translation.frequent_training_pairs) added "
-        f"{copies} more times, so the fine-tune keeps the labels a reader tries first"
+        "replay": {
+            "frequent_sources": frequent,
+            "copies": copies,
+            "how": "the most frequent training sources "
+            "(models.tasks.translation.frequent_training_pairs) added this many more times, "
+            "so the fine-tune keeps the labels a reader tries first",
+        }
     }
 
 

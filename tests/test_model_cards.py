@@ -194,6 +194,10 @@ def test_a_cards_summary_counts_its_runs_in_the_right_number(
             {"pairs_wrong_before": 56, "from": "a", "copies": 1},
             "56 pairs that 1 earlier model got wrong, ×1 more",
         ),
+        (
+            {"frequent_sources": 2000, "copies": 8, "how": "…"},
+            "the 2,000 most frequent sources, ×8 more",
+        ),
         (None, "—"),
     ],
 )
