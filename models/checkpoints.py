@@ -291,18 +291,31 @@ def load_snapshot(name: str, directory: Path = CHECKPOINT_DIR) -> tuple[nn.Modul
     found = snapshot_entry(name, directory)
     if found is None:
         raise FileNotFoundError(f"no snapshot {name} under {directory / 'snapshots'}")
+    folder = directory / "snapshots" / found["snapshot_of"]
     run_record = snapshot_record(found["snapshot_of"], directory / "snapshots")
     model = build_model(found["family"], found["config"])
-    state = {key: torch.zeros_like(value) for key, value in model.state_dict().items()}
+    # a slider moves step by step: start from the last snapshot read back when it is earlier
+    done, done_sha, state = _last_read.get(folder, (-1, "", {}))
+    shas = {kept["step"]: kept["sha256"] for kept in run_record["snapshots"]}
+    if done > found["steps"] or shas.get(done) != done_sha:  # later, or of files since rewritten
+        done, state = -1, {key: torch.zeros_like(v) for key, v in model.state_dict().items()}
     for kept in run_record["snapshots"]:
         if kept["step"] > found["steps"]:
             break
-        path = directory / "snapshots" / found["snapshot_of"] / kept["file"]
+        if kept["step"] <= done:
+            continue
+        path = folder / kept["file"]
         if sha256_file(path) != kept["sha256"]:
             raise ValueError(f"{path.name} does not match its sha256 in snapshots.json")
         state = apply_snapshot(state, load_file(path))
+    _last_read[folder] = (found["steps"], found["sha256"], state)
     model.load_state_dict(state)
     return model.eval(), found
+
+
+# a run's folder -> the snapshot last read back from it (its step, its file's sha256, its
+# weights): one state per run, so the next step of a slider adds one file, not all before it
+_last_read: dict[Path, tuple[int, str, dict[str, torch.Tensor]]] = {}
 
 
 def apply_snapshot(

@@ -273,3 +273,22 @@ def test_only_a_board_on_its_default_model_has_the_slider(site: TestClient) -> N
         headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/papers/x"},
     )
     assert pinned.status_code == 200 and "learning-figure" not in pinned.text
+
+
+def test_a_snapshot_read_after_another_is_the_one_read_from_scratch(tiny_run: Path) -> None:
+    """The loader starts from the run's last snapshot read back when it is earlier (a slider
+    moving on); in any order the weights are those of reading every file from the first."""
+    from models import checkpoints
+
+    def weights(name: str) -> list[torch.Tensor]:
+        return list(load_model(name, tiny_run)[0].state_dict().values())
+
+    fresh = {}
+    for name in ("pointer-sort@3", "pointer-sort@1", "pointer-sort@0"):
+        checkpoints._last_read.clear()
+        fresh[name] = weights(name)
+    for name in ("pointer-sort@0", "pointer-sort@1", "pointer-sort@3", "pointer-sort@1"):
+        assert all(torch.equal(a, b) for a, b in zip(weights(name), fresh[name], strict=True))
+    folder = tiny_run / "snapshots" / "pointer-sort"
+    step, sha, _ = checkpoints._last_read[folder]
+    assert step == 1 and sha == snapshot_entry("pointer-sort@1", tiny_run)["sha256"]  # type: ignore[index]
