@@ -36,7 +36,7 @@ from app.limits import (
     release_free_memory,
 )
 from app.main import ROUTERS, TEMPLATES_DIR, create_app
-from app.security import CONTENT_SECURITY_POLICY
+from app.security import CONTENT_SECURITY_POLICY, SecurityHeaders, relative_location
 from app.seq2seq.requests import MAX_LEMMA_CHARS, InflectRequest
 from app.serve import TcpListenerConfig
 from app.settings import ServingSettings
@@ -371,6 +371,39 @@ def test_cors_opens_only_to_listed_origins(
         )
     assert listed.headers["access-control-allow-origin"] == "https://course.example"
     assert "access-control-allow-origin" not in other.headers
+    assert listed.headers["access-control-expose-headers"] == "X-Request-ID, Retry-After"
+
+
+def test_a_listed_origin_may_send_the_pages_requests_and_no_others(
+    monkeypatch: pytest.MonkeyPatch, checkpoints: Path
+) -> None:
+    """The preflight allows what the widgets send (GET and POST; JSON, htmx's header, a
+    request id) and refuses any other method or header."""
+    monkeypatch.setenv("PAPERTRACE_CORS_ORIGINS", "https://course.example")
+    asked = {"Origin": "https://course.example", "Access-Control-Request-Method": "POST"}
+    with serve(checkpoints) as client:
+        allowed = client.options(
+            "/api/entmax",
+            headers={**asked, "Access-Control-Request-Headers": "content-type, hx-request"},
+        )
+        get = client.options(
+            "/api/entmax", headers={**asked, "Access-Control-Request-Method": "GET"}
+        )
+        delete = client.options(
+            "/api/entmax", headers={**asked, "Access-Control-Request-Method": "DELETE"}
+        )
+        other_header = client.options(
+            "/api/entmax", headers={**asked, "Access-Control-Request-Headers": "x-secret"}
+        )
+        request_id = client.options(
+            "/api/entmax", headers={**asked, "Access-Control-Request-Headers": "x-request-id"}
+        )
+    assert allowed.status_code == get.status_code == request_id.status_code == 200
+    assert allowed.headers["access-control-allow-methods"] == "GET, POST"
+    assert allowed.headers["access-control-allow-headers"] == (
+        "Accept, Accept-Language, Content-Language, Content-Type, HX-Request, X-Request-ID"
+    )
+    assert delete.status_code == other_header.status_code == 400
 
 
 # ---- observability ----
@@ -706,3 +739,82 @@ def test_freed_memory_goes_back_and_arenas_are_capped_on_glibc() -> None:
     garbage = [bytes(2048) for _ in range(20_000)]  # 40 MB of heap, then freed
     del garbage
     assert release_free_memory() is True
+
+
+# ---- the security middleware on its own, around bare ASGI apps ----
+
+
+def run_asgi(app) -> list[dict]:  # noqa: ANN001
+    """The messages a request to `app` wrapped in SecurityHeaders sends."""
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
+    asyncio.run(SecurityHeaders(app)(scope, receive, send))
+    return sent
+
+
+def test_a_redirect_leaves_as_a_path_and_the_apps_own_headers_stay() -> None:
+    async def redirect(scope: dict, receive: object, send) -> None:  # noqa: ANN001
+        headers = [
+            (b"location", b"http://evil.example/static/?a=1"),
+            (b"content-security-policy", b"default-src 'none'"),
+        ]
+        await send({"type": "http.response.start", "status": 307, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    start = run_asgi(redirect)[0]
+    headers = dict((k.decode(), v.decode()) for k, v in start["headers"])
+    assert headers["location"] == "/static/?a=1"
+    assert headers["content-security-policy"] == "default-src 'none'"  # set by the app: kept
+    assert headers["x-frame-options"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    ("location", "relative"),
+    [
+        ("/papers/x?y=1", "/papers/x?y=1"),
+        ("http://evil.example/papers/x", "/papers/x"),
+        ("https://evil.example/papers/x?y=1#z", "/papers/x?y=1"),
+        ("//evil.example/papers/x", "/papers/x"),
+    ],
+)
+def test_a_location_is_made_a_path_on_this_site(location: str, relative: str) -> None:
+    assert relative_location(location) == relative
+
+
+def test_an_error_escaping_the_app_is_a_500_with_the_headers_then_raised() -> None:
+    async def broken(scope: dict, receive: object, send: object) -> None:
+        raise RuntimeError("a bug")
+
+    messages: list[dict] = []
+
+    async def send(message: dict) -> None:
+        messages.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
+    with pytest.raises(RuntimeError):
+        asyncio.run(SecurityHeaders(broken)(scope, None, send))  # type: ignore[arg-type]
+    start, body = messages
+    assert start["type"] == "http.response.start" and start["status"] == 500
+    headers = dict((k.decode(), v.decode()) for k, v in start["headers"])
+    assert headers["content-type"] == "application/json" and "content-security-policy" in headers
+    assert body == {
+        "type": "http.response.body",
+        "body": b'{"detail": "The server failed on this request; it is logged under the '
+        b'X-Request-ID of this answer. Try again later."}',
+    }
+
+    async def half(scope: dict, receive: object, send) -> None:  # noqa: ANN001
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        raise RuntimeError("after the start")
+
+    messages.clear()
+    with pytest.raises(RuntimeError, match="after the start"):
+        asyncio.run(SecurityHeaders(half)(scope, None, send))  # type: ignore[arg-type]
+    assert [m["status"] for m in messages] == [200]  # no second start once one went out

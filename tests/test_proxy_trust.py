@@ -153,6 +153,8 @@ def test_forwarded_headers_are_believed_on_the_socket_only() -> None:
         ("198.51.100.4", "198.51.100.4"),
         (" 2001:db8::1 ", "2001:db8::1"),
         ("evil, 198.51.100.4", "198.51.100.4"),
+        ("203.0.113.9,198.51.100.4", "198.51.100.4"),  # no space after the comma
+        ("203.0.113.9, 192.0.2.1, 198.51.100.4", "198.51.100.4"),  # two proxies before
         ("198.51.100.4, evil", None),
         ("", None),
         (None, None),
@@ -183,3 +185,31 @@ def test_a_socket_left_by_a_killed_instance_is_replaced_a_live_one_is_not(tmp_pa
     with pytest.raises(SystemExit, match="is not a socket"):
         unix_listener(str(not_a_socket))
     assert not_a_socket.read_text() == "keep me"
+
+
+def test_the_socket_passes_the_proxys_scheme_and_the_connection_on() -> None:
+    """Plain http from the proxy is believed too (an https listener behind a plain proxy), and
+    the request's receive and send reach the app unchanged."""
+    seen: list[object] = []
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        seen.extend([scope["scheme"], receive, send])
+
+    async def receive() -> dict:
+        return {}
+
+    async def send(message: dict) -> None:
+        return None
+
+    middleware = ForwardedBySocket(app, "/run/papertrace/app-1.sock")
+    for proto, scheme in ((b"http", "http"), (b"ftp", "https"), (b" https ", "https")):
+        seen.clear()
+        scope = {
+            "type": "http",
+            "server": ("/run/papertrace/app-1.sock", None),
+            "client": None,
+            "scheme": "https",
+            "headers": [(b"x-forwarded-proto", proto)],
+        }
+        asyncio.run(middleware(scope, receive, send))
+        assert seen == [scheme, receive, send]
