@@ -661,6 +661,11 @@ class RecordingLimiter:
         return self.wait_s
 
 
+def extra(request: Request) -> int:
+    """A route's own addition to the price, read off the request (as an export's is)."""
+    return 3 if request.url.path == "/query" else 0
+
+
 def priced_app(limiter: RecordingLimiter) -> TestClient:
     app = FastAPI()
     app.state.serving = type("Serving", (), {"compute_deadline_s": 5.0})()
@@ -672,7 +677,7 @@ def priced_app(limiter: RecordingLimiter) -> TestClient:
         return {}
 
     @app.get("/query")
-    def query(b: Annotated[Budget, Depends(compute_budget(Sized, "query", lambda r: 3))]) -> dict:
+    def query(b: Annotated[Budget, Depends(compute_budget(Sized, "query", extra))]) -> dict:
         return {}
 
     @app.post("/unpriced")
