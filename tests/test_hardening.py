@@ -779,6 +779,7 @@ def test_a_redirect_leaves_as_a_path_and_the_apps_own_headers_stay() -> None:
     ("location", "relative"),
     [
         ("/papers/x?y=1", "/papers/x?y=1"),
+        ("/papers/x#figure", "/papers/x#figure"),  # already a path: left whole
         ("http://evil.example/papers/x", "/papers/x"),
         ("https://evil.example/papers/x?y=1#z", "/papers/x?y=1"),
         ("//evil.example/papers/x", "/papers/x"),
