@@ -128,3 +128,39 @@ def test_a_figure_sent_as_repeated_keys_is_priced_for_every_value() -> None:
     cities = "&".join(f"points={i / 100:g},{(i * 37 % 100) / 100:g}" for i in range(100))
     request = Request({"type": "http", "query_string": f"{cities}&samples=64".encode()})
     assert ReinforceFigure.model_validate(query_fields(request)).cost() == pointer_cost(100, 65)
+
+
+def test_a_routing_figure_costs_its_cities_times_the_tours_it_decodes() -> None:
+    """The encoder figure decodes one greedy tour; the REINFORCE figure its samples and the
+    greedy rollout: at 30 cities one more or one fewer tour changes the price."""
+    from app.compute import pointer_cost
+    from app.routing.requests import AttentionFigure, ReinforceFigure
+
+    thirty = [[round(i / 31, 3), round((7 * i % 31) / 31, 3)] for i in range(1, 31)]
+    assert AttentionFigure(points=thirty).cost() == pointer_cost(30, 1) == 1
+    assert ReinforceFigure(points=thirty, samples=1).cost() == pointer_cost(30, 2) == 2
+
+
+def test_the_query_form_of_the_cities_is_in_the_api_schema(site: TestClient) -> None:
+    """A GET figure takes one `points=x,y` per city: the OpenAPI schema says so, with the
+    limits the request model enforces."""
+    from app.pointer.requests import MAX_INPUTS, MIN_POINTS
+    from app.routing.requests import CITY_TEXT
+
+    schema = site.get("/openapi.json").json()
+    parameters = [
+        parameter
+        for path, methods in schema["paths"].items()
+        if path.startswith("/api/routing/")
+        for method in methods.values()
+        for parameter in method.get("parameters", [])
+        if parameter["name"] == "points"
+    ]
+    assert parameters
+    for parameter in parameters:
+        cities = parameter["schema"]
+        assert cities["type"] == "array" and cities["uniqueItems"] is True
+        assert cities["items"] == {"type": "string", "pattern": CITY_TEXT}
+        assert (cities["minItems"], cities["maxItems"]) == (MIN_POINTS, MAX_INPUTS)
+        assert cities["description"] == "distinct cities in the unit square, one `points=x,y` each"
+        assert cities["examples"] == [["0.15,0.2", "0.85,0.1", "0.5,0.45", "0.9,0.8", "0.2,0.85"]]
