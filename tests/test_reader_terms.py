@@ -145,11 +145,42 @@ def test_try_this_links_carry_the_figure_state() -> None:
     from app.widgets.try_this import try_this_context
 
     step = {"do": "Set α to 2", "set": {"entmax-alpha": 2}, "look": "two words are left."}
-    context = try_this_context({"target": "entmax-playground", "steps": [step, step]}, None)
-    assert context["steps"][0]["href"] == "?entmax-alpha=2#entmax-playground"
+    other = {"do": "Type", "set": {"entmax-text": "a b", "entmax-alpha": 1}, "look": "ties."}
+    context = try_this_context({"target": "entmax-playground", "steps": [step, other]}, None)
+    assert context == {
+        "target": "entmax-playground",
+        "steps": [
+            {
+                "do": "Set α to 2",
+                "look": "two words are left.",
+                "href": "?entmax-alpha=2#entmax-playground",
+            },
+            {
+                "do": "Type",
+                "look": "ties.",
+                "href": "?entmax-text=a+b&entmax-alpha=1#entmax-playground",
+            },
+        ],
+    }
     for bad in ({"target": "x", "steps": [step]}, {"target": "Bad Id", "steps": [step, step]}):
         with pytest.raises(WidgetError):
             try_this_context(bad, None)
+    # a page author's broken step is named by its place, counted from 1
+    for broken, sentence in (
+        ({"do": "x", "set": {}}, "Step 2 of try-this needs `do:`, `set:` and `look:`."),
+        ("just text", "Step 2 of try-this needs `do:`, `set:` and `look:`."),
+        (
+            {**step, "set": "entmax-alpha=2"},
+            "Step 2 of try-this: `set:` maps the figure's address keys to values.",
+        ),
+        (
+            {**step, "set": {"Alpha!": 2}},
+            "Step 2 of try-this: `set:` maps the figure's address keys to values.",
+        ),
+    ):
+        with pytest.raises(WidgetError) as caught:
+            try_this_context({"target": "entmax-playground", "steps": [step, broken]}, None)
+        assert str(caught.value) == sentence
 
 
 def test_the_sparse_tsp_takeaway_reads_the_largest_n() -> None:
