@@ -158,7 +158,10 @@ TARGETS = {
         "app/entmax/figures.py",
         ("tests/test_api_entmax.py", "tests/test_entmax_figure.py"),
     ),
-    "routing-requests": Target("app/routing/requests.py", ("tests/test_api_routing.py",)),
+    "routing-requests": Target(
+        "app/routing/requests.py",
+        ("tests/test_api_routing.py", "tests/test_api_schema_names.py"),
+    ),
     "routing-views": Target("app/routing/service.py", ("tests/test_api_routing.py",)),
     "errors": Target(
         "app/errors.py",
