@@ -309,7 +309,11 @@ def train_command(args: argparse.Namespace) -> None:
     templates = template_examples("train", args.template_pairs, TRAIN_TEMPLATE_SEED)
     pairs = [(p.source, p.target) for p in splits["train"]]
     pairs += [(e.source, e.target) for e in templates]
-    frequent = translation.frequent_training_pairs(CORPUS, args.replay_frequent)
+    frequent = (
+        translation.frequent_training_pairs(CORPUS, args.replay_frequent)
+        if args.replay_frequent
+        else []
+    )
     pairs += [(p.source, p.target) for p in frequent] * args.replay_copies
     examples = training_examples(pairs, source_sp, target_sp)
     dev = DevSets.build(splits["dev"], args.dev_pairs, args.dev_templates)
@@ -321,8 +325,10 @@ def train_command(args: argparse.Namespace) -> None:
         "init_from": base
         | {
             "fresh_parameters": fresh,
-            "note": "shared parameters from this "
-            "generate-only model; the copy parameters start fresh",
+            "note": "shared parameters from this generate-only model; the copy parameters "
+            "start fresh"
+            if fresh
+            else "every parameter from this copy model",
         },
         "data": data_description(len(splits["train"]), len(templates), len(examples))
         | replay_description(len(frequent), args.replay_copies),

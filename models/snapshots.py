@@ -71,8 +71,8 @@ def encode(
             kept[name] = tensor.half()
             continue
         change = (tensor - previous[name]).reshape(tensor.shape[0], -1)
-        scale = (change.abs().amax(dim=1).clamp_min(1e-12) / SNAPSHOT_LEVELS).half()
-        scale = torch.where(scale > 0, scale, torch.finfo(torch.float16).tiny)
+        scale = (change.abs().amax(dim=1) / SNAPSHOT_LEVELS).half()
+        scale = torch.where(scale > 0, scale, torch.finfo(torch.float16).tiny)  # unchanged: q 0
         q = torch.round(change / scale.float()[:, None]).clamp(-SNAPSHOT_LEVELS, SNAPSHOT_LEVELS)
         q = (q + SNAPSHOT_LEVELS + 1).to(torch.uint8)
         if q.shape[1] % 2:

@@ -304,7 +304,7 @@ class TranslateRequest(Seq2SeqDecodeOptions):
     snapshot: JsonInt | None = snapshot_field("the small α = 1.5 translation model's (corpus v1)")
 
     @model_validator(mode="after")
-    def snapshots_generate(self) -> TranslateRequest:
+    def snapshots_are_generate_only(self) -> TranslateRequest:
         if self.snapshot is not None and self.copy_model:
             raise ValueError(
                 "The training snapshots are of a generate-only model; leave `copy_model` out "
@@ -494,7 +494,8 @@ class FigureOptions(BaseModel):
 
 class LearningFigure(BaseModel):
     """A figure with the training slider (app/learning.py): `snapshot` as the form sends it,
-    empty when the slider is off, and one model while it is on."""
+    empty when the slider is off, and one model while it is on (the copy model, which kept no
+    snapshots, is refused by TranslateRequest itself)."""
 
     snapshot: int | None = Field(None, ge=0, le=10**6)
 
@@ -508,7 +509,6 @@ class LearningFigure(BaseModel):
         others = {
             "the comparison": getattr(self, "compare", False),
             "the inference-time α": getattr(self, "mode", None) == "inference",
-            "the copy model": getattr(self, "copy_model", False),
         }
         on = [name for name, set_ in others.items() if set_]
         if self.snapshot is not None and on:

@@ -298,7 +298,7 @@ def widget_context(
 
 def learning(figure: FigureOptions) -> dict[str, Any] | None:
     """The figure's training slider and curves (app/learning.py), for a task whose model's
-    training kept snapshots (inflection)."""
+    training kept snapshots (models.seq2seq_run.SNAPSHOTS)."""
     return learning_view(SNAPSHOTS.get(figure.TASK), getattr(figure, "snapshot", None))
 
 
