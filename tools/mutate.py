@@ -156,7 +156,11 @@ TARGETS = {
     ),
     "entmax-views": Target(
         "app/entmax/figures.py",
-        ("tests/test_api_entmax.py", "tests/test_entmax_figure.py"),
+        (
+            "tests/test_api_entmax.py",
+            "tests/test_entmax_figure.py",
+            "tests/test_entmax_family_figures.py",
+        ),
     ),
     "routing-requests": Target(
         "app/routing/requests.py",

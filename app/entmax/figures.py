@@ -104,7 +104,11 @@ def simplex_point(p: Sequence[float]) -> tuple[float, float]:
 def simplex_figures(figures: FamilyFigures, labels: Sequence[str]) -> list[SimplexFigure]:
     (ax, ay), (bx, by), (cx, cy) = SIMPLEX_CORNERS
     outline = f"M{ax},{ay} L{bx:.1f},{by:.1f} L{cx:.1f},{cy:.1f} Z"
-    corners = [(ax, ay - 3, "p₁"), (bx - 4, by + 14, "p₂"), (cx + 4, cy + 14, "p₃")]
+    corners = [
+        (ax, ay - 3, "p₁"),
+        (bx - 4, round(by + 14, 1), "p₂"),
+        (cx + 4, round(cy + 14, 1), "p₃"),
+    ]
     panels = []
     for label, image in zip(labels, figures.simplex, strict=True):
         markers = {}
