@@ -35,6 +35,7 @@ Read top to bottom:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -122,6 +123,22 @@ class PieceKeys:
         return self.extra[key - self.vocab_size]
 
 
+def source_pieces(text: str, sp: spm.SentencePieceProcessor, split_numbers: bool) -> list[str]:
+    """The source's pieces. With `split_numbers`, a piece that joins digits to other characters
+    is cut where digits meet non-digits, when every part is a piece of `sp`: the English
+    tokenizer writes "20%" as "▁2" "0%", so no run of source pieces spells the "20" of the German
+    "20 %"; cut, "▁2" "0" "%" does, and the pointer can copy the number whole."""
+    pieces = sp.encode(text, out_type=str)
+    if not split_numbers:
+        return pieces
+    out: list[str] = []
+    for piece in pieces:
+        parts = re.findall(r"▁?(?:\d+|[^\d▁]+)|▁", piece)
+        known = len(parts) > 1 and all(vocab_id_of(part, sp) is not None for part in parts)
+        out += parts if known else [piece]
+    return out
+
+
 def vocab_id_of(piece: str, sp: spm.SentencePieceProcessor) -> int | None:
     """The piece's id in `sp`'s vocabulary, or None (sp maps unknown strings to <unk>)."""
     i = sp.piece_to_id(piece)
@@ -181,10 +198,21 @@ class CopyMemory(Memory):
         return CopyMemory(*(t.expand(k, *t.shape[1:]) for t in tensors))
 
 
+@dataclass
+class CopyConfig(Config):
+    split_numbers: bool = False  # the source's pieces cut between digits and others (source_pieces)
+
+
 class CopySeq2Seq(Seq2Seq):
     """Seq2Seq whose every step scores the vocabulary and the source positions together."""
 
-    def __init__(self, config: Config) -> None:
+    config: CopyConfig
+
+    @classmethod
+    def from_config(cls, config: dict) -> CopySeq2Seq:
+        return cls(CopyConfig(**config))
+
+    def __init__(self, config: CopyConfig) -> None:
         super().__init__(config)
         c = config
         self.copy_score = nn.Linear(c.hidden, c.hidden, bias=False)  # W_c
@@ -275,8 +303,9 @@ class CopyExampleIds:
         target: str,
         source_sp: spm.SentencePieceProcessor,
         target_sp: spm.SentencePieceProcessor,
+        split_numbers: bool = False,
     ) -> CopyExampleIds:
-        pieces = source_sp.encode(source, out_type=str)
+        pieces = source_pieces(source, source_sp, split_numbers)
         keys = PieceKeys.build(pieces, target_sp)
         target_keys = [keys.key(p, target_sp) for p in target_pieces(pieces, target, target_sp)]
         return cls(

@@ -39,14 +39,15 @@ from torch import nn
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest, sha256_file, update_manifest
 from models.copy_translation import (
+    CopyConfig,
     CopyExampleIds,
     CopySeq2Seq,
     collate,
     detokenize,
     greedy_decode_pieces,
     init_from_generate_only,
+    source_pieces,
 )
-from models.seq2seq import Config
 from models.tasks import translation
 from models.tasks.copy_testset import (
     COPY_TESTSET_VERSION,
@@ -73,12 +74,13 @@ def training_examples(
     pairs: Sequence[tuple[str, str]],
     source_sp: spm.SentencePieceProcessor,
     target_sp: spm.SentencePieceProcessor,
+    split_numbers: bool = False,
 ) -> list[CopyExampleIds]:
     out = []
     for source, target in pairs:
         if len(source_sp.encode(source)) > MAX_TOKENS:
             continue
-        example = CopyExampleIds.build(source, target, source_sp, target_sp)
+        example = CopyExampleIds.build(source, target, source_sp, target_sp, split_numbers)
         if len(example.src) <= MAX_TOKENS and len(example.target_keys) <= MAX_TOKENS + 1:
             out.append(example)
     return out
@@ -206,7 +208,8 @@ def copy_translations(
     out = []
     for start in range(0, len(sentences), 64):
         pieces = [
-            source_sp.encode(s, out_type=str)[:MAX_TOKENS] for s in sentences[start : start + 64]
+            source_pieces(s, source_sp, model.config.split_numbers)[:MAX_TOKENS]
+            for s in sentences[start : start + 64]
         ]
         max_len = max_output_length(max(len(p) for p in pieces))
         decoded = greedy_decode_pieces(model, pieces, source_sp, target_sp, max_len)
@@ -289,7 +292,10 @@ def train_command(args: argparse.Namespace) -> None:
     init_path = Path(args.init_from) if args.init_from else default_init(args.alpha)
     init_path = init_path if init_path.exists() else CHECKPOINT_DIR / f"{init_path}.safetensors"
     base = init_info(init_path)
-    config = Config(**{**base["config"], "attn_alpha": args.alpha, "out_alpha": args.alpha})
+    config = CopyConfig(
+        **base["config"]
+        | {"attn_alpha": args.alpha, "out_alpha": args.alpha, "split_numbers": args.split_numbers}
+    )
     torch.manual_seed(args.seed)
     model = CopySeq2Seq(config)
     fresh = init_from_generate_only(model, load_file(init_path))
@@ -315,7 +321,7 @@ def train_command(args: argparse.Namespace) -> None:
         else []
     )
     pairs += [(p.source, p.target) for p in frequent] * args.replay_copies
-    examples = training_examples(pairs, source_sp, target_sp)
+    examples = training_examples(pairs, source_sp, target_sp, args.split_numbers)
     dev = DevSets.build(splits["dev"], args.dev_pairs, args.dev_templates)
     print(f"{len(examples)} training examples in {time.time() - started:.0f} s", flush=True)
     meta = {
@@ -482,6 +488,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     train.add_argument("--validate-every", type=int, default=1000)
     train.add_argument("--save-every-min", type=float, default=5.0)
     train.add_argument("--log-every", type=int, default=50)
+    train.add_argument(
+        "--split-numbers",
+        action="store_true",
+        help="cut source pieces where digits meet other characters (source_pieces)",
+    )
     train.add_argument("--resume", action="store_true")
     train.add_argument("--threads", type=int, default=1)
     export = commands.add_parser("export")

@@ -23,7 +23,7 @@ from pathlib import Path
 import sacrebleu
 
 from models.checkpoints import CHECKPOINT_DIR, ancestry, load_model, read_manifest
-from models.copy_translation import beam_search_pieces, detokenize
+from models.copy_translation import beam_search_pieces, detokenize, source_pieces
 from models.references import matches_reference
 from models.seq2seq import beam_search
 from models.seq2seq_run import COPY_SERVED
@@ -55,7 +55,8 @@ def translator(name: str) -> Translate:
     if entry["family"] == "seq2seq-copy":
 
         def translate(sentence: str) -> str:
-            pieces = source_sp.encode(" ".join(sentence.split()), out_type=str)[:MAX_TOKENS]
+            text = " ".join(sentence.split())
+            pieces = source_pieces(text, source_sp, model.config.split_numbers)[:MAX_TOKENS]
             limit = max_output_length(len(pieces))
             return detokenize(
                 beam_search_pieces(model, pieces, source_sp, target_sp, BEAM, limit).best

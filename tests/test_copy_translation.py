@@ -12,6 +12,7 @@ import torch
 
 from models.checkpoints import load_model, update_manifest
 from models.copy_translation import (
+    CopyConfig,
     CopyExampleIds,
     CopySeq2Seq,
     PieceKeys,
@@ -22,6 +23,7 @@ from models.copy_translation import (
     greedy_decode_pieces,
     init_from_generate_only,
     piece_probabilities,
+    source_pieces,
     target_pieces,
 )
 from models.copy_translation_train import (
@@ -33,7 +35,7 @@ from models.copy_translation_train import (
     train_steps,
 )
 from models.evaluate_copy import decode_sets
-from models.seq2seq import BOS, EOS, PAD, UNK, Config, Seq2Seq
+from models.seq2seq import BOS, EOS, PAD, UNK, Seq2Seq
 from models.tasks.copy_testset import (
     TEMPLATES,
     copy_fidelity,
@@ -42,6 +44,7 @@ from models.tasks.copy_testset import (
     value_split,
 )
 from models.tasks.translation_serving import CopyTranslator
+from models.tasks.translation_tokenizers import load_tokenizers
 
 SENTENCES = [
     "open the file now",
@@ -114,6 +117,47 @@ def test_target_pieces_copy_source_words(tokenizer) -> None:
     assert target_pieces(source, "bl", tokenizer)[:2] == ["▁", "bl"]
 
 
+@pytest.fixture(scope="module")
+def corpus_tokenizers() -> tuple[spm.SentencePieceProcessor, spm.SentencePieceProcessor]:
+    return load_tokenizers(corpus="v2")
+
+
+def test_split_numbers_cuts_a_number_from_the_symbol_it_was_learned_with(corpus_tokenizers) -> None:
+    english, _ = corpus_tokenizers
+    assert source_pieces("20% done", english, False) == ["▁2", "0%", "▁done"]
+    assert source_pieces("20% done", english, True) == ["▁2", "0", "%", "▁done"]
+    assert source_pieces("Unable to find 300%", english, True)[-4:] == ["▁", "30", "0", "%"]
+    # pieces of digits alone, or without digits, stay as the tokenizer wrote them
+    for text in ("version 3.2.1", "192.168.0.1", "Saved report-2024.pdf", "mp3 files"):
+        assert source_pieces(text, english, True) == source_pieces(text, english, False)
+
+
+def test_a_piece_is_cut_only_into_pieces_the_tokenizer_knows(tokenizer) -> None:
+    # the tiny word-level tokenizer knows neither "2" nor "0%": "▁20%" stays one (unknown) piece
+    assert source_pieces("20%", tokenizer, True) == source_pieces("20%", tokenizer, False)
+
+
+def test_a_split_number_can_be_copied_whole_into_the_target(corpus_tokenizers) -> None:
+    english, german = corpus_tokenizers
+    target = "300 % konnte nicht gefunden werden"
+    whole = target_pieces(source_pieces("Unable to find 300%", english, False), target, german)
+    split = target_pieces(source_pieces("Unable to find 300%", english, True), target, german)
+    assert split[:3] == ["▁", "30", "0"]  # the source's own pieces: the pointer can emit them
+    assert whole[:3] != split[:3]  # unsplit, no run of source pieces spells "300"
+
+
+def test_the_copy_model_reads_its_source_the_way_it_was_trained(corpus_tokenizers) -> None:
+    english, german = corpus_tokenizers
+    for split in (False, True):
+        torch.manual_seed(0)
+        config = CopyConfig(
+            english.get_piece_size(), german.get_piece_size(), 8, 16, 0.0, split_numbers=split
+        )
+        model = CopySeq2Seq.from_config(asdict(config)).eval()
+        trace = CopyTranslator(model, english, german).translate("20% done", beam_width=1)
+        assert trace.source_tokens == source_pieces("20% done", english, split)
+
+
 def test_piece_mass_merges_vocabulary_and_positions() -> None:
     probs = torch.tensor([[0.1, 0.2, 0.0, 0.3, 0.4]], dtype=torch.float64)  # V = 3, S = 2
     keys = torch.tensor([1, 3])  # position 0 holds vocabulary piece 1, position 1 an OOV piece
@@ -124,7 +168,9 @@ def test_piece_mass_merges_vocabulary_and_positions() -> None:
 def tiny_model(vocab: int, alpha: float = 1.5) -> CopySeq2Seq:
     torch.manual_seed(0)
     return CopySeq2Seq(
-        Config(vocab, vocab, emb_dim=8, hidden=16, dropout=0.0, attn_alpha=alpha, out_alpha=alpha)
+        CopyConfig(
+            vocab, vocab, emb_dim=8, hidden=16, dropout=0.0, attn_alpha=alpha, out_alpha=alpha
+        )
     )
 
 
@@ -165,7 +211,7 @@ def test_beam_certificate_sums_to_one_when_exact(tokenizer) -> None:
 
 
 def test_init_from_generate_only_keeps_shared_weights() -> None:
-    config = Config(20, 20, emb_dim=8, hidden=16)
+    config = CopyConfig(20, 20, emb_dim=8, hidden=16)
     base = Seq2Seq(config)
     model = CopySeq2Seq(config)
     fresh = init_from_generate_only(model, base.state_dict())

@@ -15,6 +15,7 @@ from models.copy_translation import (
     PieceStep,
     beam_search_pieces,
     detokenize,
+    source_pieces,
 )
 from models.errors import InvalidInput
 from models.seq2seq import (
@@ -114,7 +115,9 @@ class CopyTranslator(Translator):
         out_alpha: float | None = None,
         check: Callable[[], None] | None = None,
     ) -> Trace:
-        pieces = self.source_sp.encode(normalised_sentence(text), out_type=str)
+        pieces = source_pieces(
+            normalised_sentence(text), self.source_sp, self.model.config.split_numbers
+        )
         attn = self.model.config.attn_alpha if attn_alpha is None else attn_alpha
         out = self.model.config.out_alpha if out_alpha is None else out_alpha
         result = beam_search_pieces(
