@@ -218,6 +218,22 @@ def projected_steps(curve: list[dict], target_pct: float) -> tuple[float, float]
     return math.exp((math.log(target_pct) - intercept) / slope), -slope
 
 
+PROJECTION_LIMIT = 10  # a projection past this many times the paper's schedule says nothing
+
+
+def projection_cell(curve: list[dict], target_pct: float, batch_size: int) -> str:
+    """The training table's projection: the steps a power law fitted to the curve needs for
+    `target_pct`, or a dash with the reason when there is no fit or the curve is so flat that
+    it points past PROJECTION_LIMIT times the paper's whole schedule."""
+    projection = projected_steps(curve, target_pct)
+    if projection is None:
+        return "—"
+    steps, exponent = projection
+    if steps * batch_size > PROJECTION_LIMIT * PAPER_EPOCHS * PAPER_EPOCH_INSTANCES:
+        return f"— (too flat to project: exponent {exponent:.2f})"
+    return f"{steps:,.0f} (exponent {exponent:.2f})"
+
+
 def training_table() -> dict:
     rows = []
     manifest = read_manifest()
@@ -226,7 +242,6 @@ def training_table() -> dict:
         curve = entry["validation_history"]
         last = curve[-1]
         target = float(PAPER[n]["greedy"][1].rstrip("%")) if n in PAPER else None
-        projection = projected_steps(curve, target) if target else None
         share = entry["instances_seen"] / (PAPER_EPOCHS * PAPER_EPOCH_INSTANCES)
         rows.append(
             [
@@ -239,7 +254,7 @@ def training_table() -> dict:
                 f"{last['val_greedy']:.3f} (+{last['val_gap_pct']:.2f}%)"
                 if last.get("val_gap_pct") is not None
                 else f"{last['val_greedy']:.3f}",
-                f"{projection[0]:,.0f} (exponent {projection[1]:.2f})" if projection else "—",
+                projection_cell(curve, target, entry["batch_size"]) if target else "—",
                 name,
             ]
         )
@@ -261,7 +276,8 @@ def training_table() -> dict:
         "note": "The curve set is 1,000 fixed instances scored at every epoch end against their "
         "Held–Karp optima; the test tables use other instances. The projection fits a power "
         "law, gap = a · steps^−b, to the epoch ends and solves it for the paper's greedy gap: "
-        "an extrapolation, not a promise.",
+        f"an extrapolation, not a promise; one past {PROJECTION_LIMIT}× the paper's schedule "
+        "is a dash.",
     }
 
 

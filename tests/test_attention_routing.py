@@ -323,3 +323,30 @@ def test_run_serves_the_attention_model_and_refuses_what_it_cannot_decode():
     with pytest.raises(InvalidInput, match="trained at α = 1, not 1.5"):
         resolve("tsp", 1.5, "attention-routing-tsp20")
     assert resolve("tsp", None) == (1.0, "pointer-tsp-attention-rl2")  # the default stays
+
+
+def curve_of(gaps: dict[int, float]) -> list[dict]:
+    return [{"step": step, "val_gap_pct": gap} for step, gap in gaps.items()]
+
+
+def test_the_training_table_projects_a_falling_curve_to_the_papers_gap() -> None:
+    from models.evaluate_attention_routing import projection_cell
+
+    # gap = 100 · steps^−0.5 exactly: 0.5% at steps = 40,000
+    curve = curve_of({100: 10.0, 400: 5.0, 1600: 2.5})
+    assert projection_cell(curve, 0.5, 256) == "40,000 (exponent 0.50)"
+
+
+def test_a_curve_too_flat_to_say_anything_gets_a_dash_with_its_reason() -> None:
+    from models.evaluate_attention_routing import projection_cell
+
+    # past 10× the paper's 128 million instances: 5 million steps of 256 is 1.28 billion
+    limit_steps = 10 * 100 * 2500 * 512 / 256
+    flat = curve_of({1000: 6.8, 2000: 6.4, 4000: 6.1})
+    assert projection_cell(flat, 1.76, 256).startswith("— (too flat to project: exponent 0.08")
+    steep = curve_of({1000: 6.8, 2000: 3.4, 4000: 1.7})  # halves with each doubling
+    assert projection_cell(steep, 1.76, 256) == "3,864 (exponent 1.00)"
+    assert 3864 < limit_steps
+    rising = curve_of({1000: 2.0, 2000: 3.0, 4000: 4.0})
+    assert projection_cell(rising, 1.76, 256) == "—"
+    assert projection_cell(curve_of({1000: 2.0, 2000: 1.0}), 0.5, 256) == "—"  # two points
