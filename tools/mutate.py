@@ -138,7 +138,11 @@ TARGETS = {
     ),
     "pointer-board": Target(
         "app/pointer/board.py",
-        ("tests/test_computed_sentences.py", "tests/test_api_pointer.py"),
+        (
+            "tests/test_pointer_board_figure.py",
+            "tests/test_computed_sentences.py",
+            "tests/test_api_pointer.py",
+        ),
     ),
     "seq2seq-requests": Target(
         "app/seq2seq/requests.py",
