@@ -213,6 +213,7 @@ def seq2seq_what(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("output α", f"{config['out_alpha']:g}"),
         ("vocabulary", f"{config['src_vocab']:,} source, {config['tgt_vocab']:,} target"),
         *COPY_TERMS.get(entry.get("family"), []),
+        *([SPLIT_NUMBERS] if config.get("split_numbers") else []),
         ("parameters", f"{entry['parameters']:,}"),
     ]
 
@@ -227,6 +228,13 @@ COPY_TERMS = {
         ("loss", "Fenchel–Young, against the gold piece spread over every entry that writes it"),
     ]
 }
+
+
+SPLIT_NUMBERS = (
+    "source pieces",
+    "a piece that joins digits to other characters is cut where they meet (“0%” → “0” “%”), so "
+    "the pointer can copy a whole number",
+)
 
 
 def pointer_differences(entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:

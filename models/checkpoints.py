@@ -159,7 +159,11 @@ def keep_in_lineage(directory: Path, name: str, entry: dict) -> None:
     """Record weights that leave the directory in its lineage.json, keyed by sha256."""
     lineage = read_lineage(directory)
     kept = {"sha256": entry["sha256"], "checkpoint": name}
-    lineage[entry["sha256"]] = kept | {k: entry[k] for k in LINEAGE_FIELDS if k in entry}
+    kept |= {k: entry[k] for k in LINEAGE_FIELDS if k in entry}
+    replay = (entry.get("data") or {}).get("replay")
+    if replay is not None:  # what the model card's "repeated" column reads
+        kept["data"] = {"replay": replay}
+    lineage[entry["sha256"]] = kept
     tmp = directory / f".{LINEAGE_NAME}.{os.getpid()}.tmp"
     tmp.write_text(manifest_text(lineage))
     tmp.replace(directory / LINEAGE_NAME)

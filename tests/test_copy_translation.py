@@ -441,5 +441,13 @@ def test_shipping_a_continued_run_under_its_name_keeps_the_old_weights_in_the_li
     kept = read_lineage(tmp_path)["b" * 64]
     assert kept["checkpoint"] == "copy" and kept["family"] == "seq2seq-copy"
     assert kept["steps"] == 6_000 and kept["init_from"]["checkpoint"] == "gen"
+    assert "data" not in kept  # no replay, nothing of its data
     chain = ancestry(read_manifest(tmp_path)["copy"], tmp_path)
     assert [(e["checkpoint"], e["sha256"][0]) for e in chain] == [("copy", "b"), ("gen", "a")]
+    # a replaced run that replayed frequent sources keeps that (the card's "repeated" column)
+    replay = {"frequent_sources": 2000, "copies": 8, "how": "…"}
+    third = {**second, "sha256": "d" * 64, "init_from": {"checkpoint": "copy", "sha256": "c" * 64}}
+    update_manifest(tmp_path, "copy", {**third, "data": {"corpus": "v2", "replay": replay}})
+    update_manifest(tmp_path, "copy", {**third, "sha256": "e" * 64, "data": {"corpus": "v2"}})
+    assert read_lineage(tmp_path)["d" * 64]["data"] == {"replay": replay}
+    assert "data" not in read_lineage(tmp_path)["c" * 64]

@@ -276,3 +276,13 @@ def test_the_copy_models_card_names_its_mechanism_and_its_parent(pages: dict[str
         assert "one α-entmax over [vocabulary; source positions]" in card
         parent = MANIFEST[name]["init_from"]["checkpoint"]
         assert card.index(parent) < card.rindex(name)
+
+
+def test_a_copy_model_that_cuts_numbers_from_symbols_says_so_on_its_card(
+    pages: dict[str, str],
+) -> None:
+    for name in seq2seq_run.COPY_SERVED.values():
+        split = MANIFEST[name]["config"].get("split_numbers", False)
+        card = card_html(pages["sparse-seq2seq"], name)
+        assert ("a piece that joins digits to other characters is cut" in card) is split, name
+    assert MANIFEST[seq2seq_run.COPY_SERVED[1.5]]["config"]["split_numbers"] is True
