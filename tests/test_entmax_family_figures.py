@@ -103,6 +103,7 @@ def test_a_distribution_sits_at_its_barycentre_rounded_to_a_tenth() -> None:
     assert simplex_point([0.0, 0.0, 1.0]) == (200.0, 169.9)
     assert simplex_point([0.5, 0.5, 0.0]) == (65.0, 91.9)  # the middle of the left edge
     assert simplex_point([0.0, 0.25, 0.75]) == (155.0, 169.9)
+    assert simplex_point([0.1234, 0.4321, 0.4445]) == (111.1, 150.6)  # 111.116…, 150.648…
     assert top[0] == 110.0 and left[1] == right[1]
 
 

@@ -342,13 +342,14 @@ def verdicts(scratch: Path) -> dict[str, str]:
 
 
 def survivors(scratch: Path) -> list[str]:
-    """The mutants an earlier run in `scratch` did not kill (none without an earlier run);
+    """The mutants an earlier run in `scratch` did not kill, or did not reach before its budget
+    ran out (none without an earlier run);
     the verdicts are kept in the scratch copy for the report after the new run."""
     if not (scratch / "mutants").is_dir():
         return []
     earlier = verdicts(scratch)
     (scratch / EARLIER).write_text(json.dumps(earlier, indent=1, sort_keys=True))
-    return [m for m, status in earlier.items() if status in ("survived", "no tests")]
+    return [m for m, status in earlier.items() if status in ("survived", "no tests", "not checked")]
 
 
 def write_report(name: str, scratch: Path, elapsed_s: float) -> str:
@@ -385,7 +386,7 @@ def main() -> None:
     parser.add_argument(
         "--survivors",
         action="store_true",
-        help="with --resume: test again only the last run's survivors, with today's tests",
+        help="with --resume: test again only what the last run did not kill, with today's tests",
     )
     args = parser.parse_args()
     if args.survivors and not args.resume:
