@@ -174,6 +174,7 @@ TARGETS = {
     "errors": Target(
         "app/errors.py",
         (
+            "tests/test_error_sentences.py",
             "tests/test_errors_and_responses.py",
             "tests/test_api_pointer.py",
             "tests/test_hardening_requests.py",
