@@ -211,6 +211,23 @@ def test_later_steps_point_from_the_last_choice_and_the_end_mark_lights_when_cho
     assert last["arrows"][0]["d"].startswith("M24.0,24.0 ")  # from point 3 to the end mark
 
 
+def test_a_tours_first_step_points_from_the_centre_not_from_its_last_city() -> None:
+    figure = points_board("k", "tsp", TRIANGLE, tsp_answer(), 0)
+    assert [a["d"].split(" ")[0] for a in figure["arrows"]] == ["M141.33,258.67"]
+
+
+def test_a_points_number_keeps_clear_of_the_end_mark() -> None:
+    # point 1 sits just below and left of the END mark: on the hull board its number goes to
+    # its left; on a tour's board (no END mark) to its right, where it goes by default
+    points = [(0.87, 0.92), (0.65, 0.39), (0.66, 0.15), (0.69, 0.46), (0.08, 0.74), (0.54, 0.13)]
+    points.append((0.76, 0.48))
+    hull = points_board("k", "hull", points, None, 0)
+    tour = points_board("k", "tsp", points, None, 0)
+    assert hull["marks"][0]["label_at"]["anchor"] == "end"
+    assert tour["marks"][0]["label_at"]["anchor"] == "start"
+    assert [m["label_at"] for m in hull["marks"][1:]] == [m["label_at"] for m in tour["marks"][1:]]
+
+
 def test_an_invalid_hull_is_drawn_open_and_a_tour_always_closed() -> None:
     assert not points_board("k", "hull", TRIANGLE, hull_answer(valid=False), 0)["model"].endswith(
         "Z"
@@ -257,7 +274,7 @@ def test_equal_values_in_either_order_are_not_wrong() -> None:
     assert [s["wrong"] for s in rows["slots"]] == [False, False, False]
 
 
-@pytest.mark.parametrize(("n", "radius"), [(2, 9.0), (30, 5.57), (100, 2.5)])
+@pytest.mark.parametrize(("n", "radius"), [(1, 9.0), (2, 9.0), (30, 5.57), (40, 4.02), (100, 2.5)])
 def test_crowded_slots_shrink_to_their_spacing(n: int, radius: float) -> None:
     values = [i / n for i in range(n)]
     rows = sort_rows([0.0] * n, sort_answer(values, list(range(n))), values, 0)
@@ -291,6 +308,19 @@ def test_the_number_line_spans_zero_to_one_or_the_values_with_five_ticks() -> No
     assert [t["text"] for t in wide["ticks"]] == ["-1", "0", "1", "2", "3"]
     assert [(m["x"], m["y"]) for m in wide["marks"]] == [(24.0, 60.0), (376.0, 60.0)]
     assert inside["rows"] is None and inside["halos"] == inside["arrows"] == []
+    assert (inside["line_y"], inside["slot_y"], inside["kind"]) == (60.0, 170.0, "line")
+    assert [m["id"] for m in inside["marks"]] == ["pb-k-point-0", "pb-k-point-1"]
+
+
+def test_crowded_numbers_on_the_line_climb_into_rows_only_while_they_fit_the_line() -> None:
+    # 27 numbers take 346.5 units side by side, within the 352-unit line: they may use the
+    # three rows above it; 33 take 438.9, more than the line: one row, the rest crowded
+    def rows_used(n: int) -> set[float]:
+        figure = line_board("k", [i / (n - 1) for i in range(n)], None, 0)
+        return {mark["label_at"]["y"] for mark in figure["marks"]}
+
+    assert rows_used(27) == {44.0, 30.0}  # every other number one row up
+    assert rows_used(33) == {44.0}
 
 
 def test_the_sorting_pointer_starts_at_the_slot_being_filled() -> None:
@@ -333,3 +363,30 @@ def test_the_readers_turn_hides_the_answers_until_their_picks_are_done() -> None
     assert done == {"mine": "M24.0,376.0 L24.0,24.0 L376.0,376.0 Z", "hiding": False}
     hull = picks_layer("hull", figure, {"picks": [0, 2, 1], "score": {"done": True}})
     assert not hull["mine"].endswith("Z")  # a hull's picks are a path, closed by its end mark
+
+
+def test_the_live_parts_carry_the_answer_the_readers_turn_and_the_notes() -> None:
+    from app.pointer.board import live_context
+    from app.pointer.your_turn import your_turn
+
+    answer = tsp_answer()
+    context = live_context(
+        "k", "tsp", TRIANGLE, answer, None, 1, note="An old link.", trained=(5, 20), mine=[1, 3]
+    )
+    assert context["figure"]["mine"] == "M24.0,376.0 L24.0,24.0"  # picks 1 and 3, from 1
+    assert context["figure"]["hiding"] is True
+    assert context["your_turn"] == your_turn(TRIANGLE, [1, 3], answer) is not None
+    assert (context["turn"], context["url_note"], context["result"]) == (
+        True,
+        "An old link.",
+        answer,
+    )
+    assert (
+        context["beyond"] == "Beyond training: the model learned on 5–20 cities; this board has 3."
+    )
+    assert (context["key"], context["current_step"], context["error"]) == ("k", 1, None)
+    plain = live_context("k", "tsp", TRIANGLE, answer, None, 9)
+    assert (plain["turn"], plain["your_turn"], plain["figure"]["mine"]) == (False, None, "")
+    assert plain["current_step"] == 2 and plain["beyond"] is None
+    refused = live_context("k", "tsp", TRIANGLE, None, "Add a third city.", 0)
+    assert refused["error"] == "Add a third city." and refused["figure"]["steps"] == 0
