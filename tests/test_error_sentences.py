@@ -448,3 +448,36 @@ def test_a_bug_is_a_500_naming_the_request_id_and_never_the_message(client) -> N
     assert answer.json()["detail"] == (
         "The server failed on this request; it is logged under the X-Request-ID -. Try again later."
     )
+
+
+@pytest.mark.parametrize("where", ["body", "query", "path", "header"])
+def test_where_a_field_came_from_is_not_part_of_its_name(where: str) -> None:
+    loc = (where, "values", 1)
+    assert reader_field(loc) == "Value 2"
+    assert sentence("int_type", loc, "x") == (
+        "`values[1]` must be a number; got 'x' (value 2, counting from 1)."
+    )
+    assert reader_field((where, "beam_width")) == "the beam width"
+    assert reader_field((where,)) == ""
+
+
+def test_a_field_outside_a_list_or_a_sentence_without_a_full_stop_is_not_counted() -> None:
+    from app.errors import counted_from_one
+
+    assert counted_from_one("`beam_width` is off.", ("body", "beam_width")) == (
+        "`beam_width` is off."
+    )
+    assert counted_from_one("`points[1]` is off", ("body", "points", 1)) == "`points[1]` is off"
+    assert counted_from_one("`points[1]` is off.", ()) == "`points[1]` is off."
+    assert counted_from_one("`a.b` is off.", ("body", "a", "b")) == "`a.b` is off."
+
+
+def test_a_limit_reads_as_a_reader_writes_it() -> None:
+    from app.errors import number_text
+
+    assert number_text(1.0) == "1"
+    assert number_text(-3.0) == "-3"
+    assert number_text(2.5) == "2.5"
+    assert number_text(999_999_999_999_999.0) == "999999999999999"
+    assert number_text(1e15) == "1000000000000000.0"  # past this, written as Python writes it
+    assert number_text(7) == "7" and number_text(None) == "None"
