@@ -130,6 +130,7 @@ TARGETS = {
     "pointer-views": Target(
         "app/pointer/views.py",
         (
+            "tests/test_pointer_result_view.py",
             "tests/test_computed_sentences.py",
             "tests/test_api_pointer.py",
             "tests/test_board_labels.py",
