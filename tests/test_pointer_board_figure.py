@@ -275,6 +275,9 @@ def test_the_step_is_clamped_to_the_answers_steps() -> None:
     sorting = board_figure("k", "sort", values, sort_answer(values, [1, 0]), 5)
     assert (sorting["kind"], sorting["step"], sorting["steps"]) == ("line", 1, 2)
     assert "mine" not in sorting  # the reader's turn is on point boards only
+    assert board_figure("k", "hull", TRIANGLE, answer)["step"] == 0  # the first step by default
+    bare = board_figure("k", "sort", values, None, 3)
+    assert (bare["kind"], bare["rows"], bare["steps"]) == ("line", None, 0)
 
 
 def test_the_readers_turn_hides_the_answers_until_their_picks_are_done() -> None:
