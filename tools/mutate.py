@@ -147,7 +147,11 @@ TARGETS = {
     ),
     "seq2seq-requests": Target(
         "app/seq2seq/requests.py",
-        ("tests/test_api_seq2seq.py", "tests/test_seq2seq_service.py"),
+        (
+            "tests/test_seq2seq_requests.py",
+            "tests/test_api_seq2seq.py",
+            "tests/test_seq2seq_service.py",
+        ),
     ),
     "seq2seq-views": Target(
         "app/seq2seq/service.py",
