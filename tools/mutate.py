@@ -122,6 +122,7 @@ TARGETS = {
     "pointer-requests": Target(
         "app/pointer/requests.py",
         (
+            "tests/test_pointer_requests.py",
             "tests/test_api_pointer.py",
             "tests/test_pointer_url_state.py",
             "tests/test_hardening_requests.py",
