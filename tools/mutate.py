@@ -156,7 +156,11 @@ TARGETS = {
     ),
     "seq2seq-views": Target(
         "app/seq2seq/service.py",
-        ("tests/test_seq2seq_service.py", "tests/test_api_seq2seq.py"),
+        (
+            "tests/test_seq2seq_views.py",
+            "tests/test_seq2seq_service.py",
+            "tests/test_api_seq2seq.py",
+        ),
     ),
     "your-turn": Target("app/pointer/your_turn.py", ("tests/test_your_turn.py",)),
     "learning": Target("app/learning.py", ("tests/test_learning.py",)),
