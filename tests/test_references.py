@@ -208,3 +208,96 @@ def test_the_lookups_load_without_the_data_tools() -> None:
         [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
     )
     assert run.stdout.strip() == "('went',) Datei öffnen"
+
+
+# --- the packed lookup and the small rules ------------------------------------------------------
+
+
+@given(
+    items=st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=30),
+    probes=st.lists(st.text(max_size=6), max_size=20),
+)
+def test_the_packed_map_answers_as_a_dict_would(items: dict, probes: list) -> None:
+    packed = references.PackedMap(items.items())
+    assert len(packed) == len(items)
+    for key, value in items.items():
+        assert packed.get(key) == value
+    for probe in probes:
+        assert packed.get(probe) == items.get(probe)
+
+
+def test_the_packed_map_keeps_the_last_value_and_finds_keys_at_either_end() -> None:
+    packed = references.PackedMap([("b", "1"), ("d", "2"), ("b", "3"), ("ä", "4")])
+    assert len(packed) == 3
+    assert [packed.get(k) for k in ("a", "b", "c", "d", "e", "ä", "ö")] == [
+        None,
+        "3",
+        None,
+        "2",
+        None,
+        "4",
+        None,
+    ]
+    assert references.PackedMap([]).get("x") is None
+
+
+def test_a_sentence_is_looked_up_in_the_corpus_form_and_the_last_split_wins() -> None:
+    document = translation_document(
+        {
+            "train": [SentencePair("Open File", "Datei öffnen")],
+            "test": [SentencePair("Open File", "Datei aufmachen"), SentencePair("Ratio", "Quote")],
+        },
+        "x",
+    )
+    corpus = TranslationCorpus(document)
+    assert len(corpus) == 2
+    found = corpus.lookup("  Open   File : ")  # whitespace collapsed, a trailing colon dropped
+    assert (found.split, found.text) == ("test", "Datei aufmachen")
+    assert corpus.lookup("Ratio:").text == "Quote"
+    assert corpus.lookup("Open") is None
+
+
+def test_the_source_form_drops_only_a_trailing_colon() -> None:
+    assert references.normalise_source(" Save  as: ") == "Save as"
+    assert references.normalise_source("Save as :") == "Save as"
+    assert references.normalise_source("Ratio: 1:2") == "Ratio: 1:2"
+    assert references.normalise_source("") == ""
+
+
+def test_each_reference_file_has_its_name() -> None:
+    assert reference_name("inflection") == "seq2seq-inflect-reference"
+    assert reference_name("inflection", "v2") == "seq2seq-inflect-reference"
+    assert reference_name("translation") == "seq2seq-translate-reference"
+    assert reference_name("translation", "v1") == "seq2seq-translate-reference"
+    assert reference_name("translation", "v3") == "seq2seq-translate-v3-reference"
+
+
+def test_an_edit_drops_letters_then_appends() -> None:
+    assert apply_edit("fight", "4ought") == "fought"
+    assert apply_edit("go", "0es") == "goes"
+    assert apply_edit("Platz", "3ätze") == "Plätze"
+    assert apply_edit("x", "1") == ""
+
+
+def test_a_reference_file_of_another_kind_says_what_this_code_reads() -> None:
+    with pytest.raises(ReferenceFormatError) as caught:
+        references.check_format({"format": "other", "version": 3}, "inflection")
+    assert str(caught.value) == (
+        "The inflection reference file is 'other' version 3; this code reads "
+        f"'papertrace-inflection-reference' version {references.VERSION}. Rebuild it: "
+        "python -m models.references inflection"
+    )
+    references.check_format(
+        {"format": "papertrace-translation-reference", "version": references.VERSION},
+        "translation",
+    )
+
+
+def test_a_v1_file_is_built_by_the_command_without_a_corpus(tmp_path: Path) -> None:
+    document = translation_document({}, "x")
+    entry = write_reference("translation", "t", document, {"corpus": "v1"}, tmp_path)
+    assert entry["command"] == "python -m models.references translation"
+    assert entry["task"] == "translation" and entry["file"] == "t.json.xz"
+    assert entry["format"] == "papertrace-translation-reference"
+    assert (tmp_path / "t.json.xz").stat().st_mode & 0o777 == 0o644
+    assert not list(tmp_path.glob(".*.tmp"))
