@@ -481,3 +481,27 @@ def test_a_limit_reads_as_a_reader_writes_it() -> None:
     assert number_text(999_999_999_999_999.0) == "999999999999999"
     assert number_text(1e15) == "1000000000000000.0"  # past this, written as Python writes it
     assert number_text(7) == "7" and number_text(None) == "None"
+
+
+def test_a_field_path_is_written_as_json_paths_are() -> None:
+    from app.errors import field_path
+
+    assert field_path(("body", "points", 2, 0)) == "points[2][0]"
+    assert field_path(("body", "model", "name")) == "model.name"
+    assert field_path(("header", "x_token")) == "x_token"
+    assert field_path(("points", 1)) == "points[1]"
+    assert field_path(()) == ""
+
+
+def test_an_error_without_a_place_or_words_still_gets_a_sentence() -> None:
+    assert error_sentence({"type": "value_error", "loc": ("body",)}) == ""
+    assert error_sentence({"type": "weird"}) == (
+        "The request has a value this endpoint cannot use (None); /docs says what it takes."
+    )
+    assert error_sentence({}, reader=True) == (
+        "The request has a value this endpoint cannot use (None); /docs says what it takes."
+    )
+
+
+def test_a_number_too_long_to_write_is_named_not_written() -> None:
+    assert shown(10**5000) == "a number with thousands of digits"
