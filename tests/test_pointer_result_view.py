@@ -19,7 +19,7 @@ from app.pointer.views import (
     summary_rows,
 )
 from models.pointer_run import BestOfK
-from tests.pointer_traces import hull_answer, sort_answer, tsp_answer
+from tests.pointer_traces import TRIANGLE, hull_answer, sort_answer, tsp_answer
 
 
 def cell(column: int, row: int) -> str:
@@ -263,3 +263,91 @@ def test_the_result_context_holds_every_part_the_template_prints() -> None:
     dense = answer.model_copy(update={"model": answer.model.model_copy(update={"alpha": 1.0})})
     assert result_context(dense)["sparse"] is False
     assert result_context(tsp_answer())["best_of_k_measure"][0] == "shortest tour"
+
+
+# --- the worked example and the drawing helpers ------------------------------------------------
+
+
+def test_a_value_sits_on_the_line_in_proportion() -> None:
+    from app.pointer.views import line_x
+
+    assert line_x(0.5, 0.0, 1.0) == 200.0
+    assert (line_x(-1.0, -1.0, 3.0), line_x(3.0, -1.0, 3.0)) == (24.0, 376.0)
+    assert line_x(0.123, 0.0, 1.0) == 67.3  # 24 + 0.123 · 352 = 67.296
+    assert line_x(0.5, 0.0, 1.0, frame=200) == 100.0
+
+
+def test_a_path_is_moves_and_lines_closed_on_request() -> None:
+    from app.pointer.views import polygon_path
+
+    assert polygon_path([], True) == ""
+    assert polygon_path([(1.0, 2.0)], False) == "M1.0,2.0"
+    assert polygon_path([(1.0, 2.0), (3.5, 4.0)], True) == "M1.0,2.0 L3.5,4.0 Z"
+
+
+def test_a_small_figure_scales_the_board_and_its_halos() -> None:
+    from app.pointer.views import points_figure
+
+    figure = points_figure(TRIANGLE, [0.5, 0.5, 0.0], 0, [0, 1], False, 200)
+    # a 200-unit frame with a 12-unit margin: (x, y) at (12 + 176·x, 188 − 176·y)
+    assert figure["frame"] == 200 and figure["point_r"] == 5.0
+    assert figure["path"] == "M12.0,188.0 L188.0,188.0"
+    assert figure["marks"][0] == {
+        "x": 12.0,
+        "y": 188.0,
+        "label": "1",
+        "p": "0.500",
+        "halo": 10.66,  # 5 + (13 − 5)·√0.5: the halo's largest radius halves too
+        "zero": False,
+        "chosen": True,
+    }
+    assert figure["marks"][2]["zero"] is True and figure["marks"][2]["halo"] == 5.0
+    plain = points_figure(TRIANGLE, None, None, [0, 1, 2], True)
+    assert plain["path"] == "M24.0,376.0 L376.0,376.0 L24.0,24.0 Z"
+    assert plain["marks"][1] == {
+        "x": 376.0,
+        "y": 376.0,
+        "label": "2",
+        "p": None,
+        "halo": None,
+        "zero": False,
+        "chosen": False,
+    }
+
+
+def test_the_worked_example_shows_every_step_as_bars_and_a_small_board() -> None:
+    from app.pointer.views import worked_example_context
+
+    context = worked_example_context(TRIANGLE, hull_answer())
+    first = context["steps"][0]
+    assert (first["number"], first["chosen"], first["support"]) == (1, "P1", 2)
+    assert first["bars"] == [
+        {"label": "P1", "text": "0.500", "width": "50.0", "chosen": True, "zero": False},
+        {"label": "P2", "text": "0.500", "width": "50.0", "chosen": False, "zero": False},
+        {"label": "P3", "text": "0", "width": "0.0", "chosen": False, "zero": True},
+        {"label": "END", "text": "0", "width": "0.0", "chosen": False, "zero": True},
+    ]
+    assert first["figure"]["path"] == "M12.0,188.0"
+    assert [m["chosen"] for m in first["figure"]["marks"]] == [True, False, False]
+    last = context["steps"][3]
+    assert last["chosen"] == "END" and last["bars"][3]["width"] == "100.0"
+    assert last["figure"]["path"] == "M12.0,188.0 L188.0,188.0 L12.0,12.0 Z"  # closed at END
+    assert not any(m["chosen"] for m in last["figure"]["marks"])
+    assert context["steps"][2]["figure"]["path"] == "M12.0,188.0 L188.0,188.0 L12.0,12.0"
+    assert context["output"] == context["reference"] == "P1 → P2 → P3 → END"
+    assert (context["canonical"], context["correct"]) == (True, True)
+    assert context["summary"][0] == ("Model", "P1 → P2 → P3 · area 0.5000")
+
+
+def test_the_same_hull_from_another_vertex_is_correct_but_not_the_canonical_order() -> None:
+    from app.pointer.views import worked_example_context
+
+    answer = hull_answer()
+    order = [1, 2, 0]
+    steps = [
+        s.model_copy(update={"chosen": c}) for s, c in zip(answer.steps, [*order, 3], strict=True)
+    ]
+    rotated = answer.model_copy(update={"order": order, "steps": steps})
+    context = worked_example_context(TRIANGLE, rotated)
+    assert context["output"] == "P2 → P3 → P1 → END"
+    assert (context["canonical"], context["correct"]) == (False, True)
