@@ -219,3 +219,44 @@ def test_watching_a_model_learn_shows_one_model() -> None:
         "turn off the inference-time α, or untick Watch it learn."
     )
     assert InflectFigure(**LEMMA, compare=True).compare is True  # no snapshot: no refusal
+
+
+# --- the schema built from the checkpoints -------------------------------------------------
+
+
+def test_alphas_schema_lists_each_trained_value_with_the_tolerance_resolve_takes() -> None:
+    from app.seq2seq.requests import trained_alphas
+    from models.seq2seq_run import resolve
+
+    for task in ("inflection", "translation"):
+        ranges = trained_alphas(task)["anyOf"]
+        assert [r["type"] for r in ranges] == ["number"] * len(SERVED[task])
+        for trained, allowed in zip(sorted(SERVED[task]), ranges, strict=True):
+            assert allowed["minimum"] < trained < allowed["maximum"]
+            assert resolve(task, allowed["minimum"])[0] == trained
+            assert resolve(task, allowed["maximum"])[0] == trained
+            assert allowed["maximum"] - allowed["minimum"] < 1e-5
+
+
+def test_the_inflection_schema_has_one_branch_per_language() -> None:
+    from app.seq2seq.requests import inflection_schema, language_branches
+
+    schema: dict = {"type": "object"}
+    inflection_schema(schema)
+    assert schema["oneOf"] == list(language_branches())
+    english = next(b for b in schema["oneOf"] if b["properties"]["language"]["const"] == "en")
+    assert "V;PST" in english["properties"]["features"]["enum"]
+    assert re.match(english["properties"]["lemma"]["pattern"], " Swim ")
+    assert not re.match(english["properties"]["lemma"]["pattern"], "swïm")
+
+
+def test_the_sentence_schema_takes_the_characters_the_models_read() -> None:
+    from app.seq2seq.requests import sentence_characters, sentence_schema
+
+    schema: dict = {}
+    sentence_schema(schema)
+    assert schema["minLength"] == 1
+    pattern = re.compile(schema["pattern"])
+    assert pattern.match("Could not open the file.")
+    assert "a" in sentence_characters() and "▁" not in sentence_characters()
+    assert not pattern.match("Öffne ☃")  # a snowman is no piece of the tokenizer
