@@ -44,6 +44,8 @@ def test_a_character_class_joins_neighbouring_code_points_into_ranges() -> None:
     assert character_class(["é", "ê"]) == "[\\u00e9-\\u00ea]"  # non-ASCII letters too
     assert character_class(["😀"]) == "[😀]"  # past U+FFFF: as is (no \\u escape reaches it)
     assert character_class(["a"]) == "[a]"
+    assert character_class(["\uffff"]) == "[\\uffff]"  # the last code point \u reaches
+    assert character_class([chr(0x10000)]) == f"[{chr(0x10000)}]"
     assert re.fullmatch(character_class(["a", "b", "d"]), "c") is None
 
 
@@ -52,6 +54,7 @@ def test_a_lower_case_alphabet_also_takes_the_capitals_that_lower_into_it() -> N
     assert {"a", "b", "c", "A", "B", "C"} <= set(letters)
     assert "d" not in letters and "D" not in letters
     assert lemma_characters("aBc") == ["B", "a", "c"]  # a cased alphabet: exactly its own
+    assert {"a", "A"} <= set(lemma_characters("a"))  # an alphabet of one letter
 
 
 def test_the_lemma_is_one_word_once_stripped() -> None:
@@ -154,8 +157,8 @@ def test_one_column_or_one_per_trained_alpha() -> None:
 
 
 def test_the_inference_mode_decodes_the_base_model_at_other_alphas() -> None:
-    figure = InflectFigure(**LEMMA, mode="inference", base_alpha=1.5, inference_alpha=1.2)
-    assert [(c.alpha, c.inference_alpha) for c in figure.columns()] == [(1.5, 1.2)]
+    figure = InflectFigure(**LEMMA, mode="inference", base_alpha=2.0, inference_alpha=1.2)
+    assert [(c.alpha, c.inference_alpha) for c in figure.columns()] == [(2.0, 1.2)]
     compared = InflectFigure(**LEMMA, mode="inference", base_alpha=1.5, compare=True).columns()
     assert [(c.alpha, c.inference_alpha) for c in compared] == [
         (1.5, a) for a in SERVED["inflection"]
@@ -198,6 +201,8 @@ def test_the_copy_model_can_stand_beside_the_generate_only_one() -> None:
     alone = TranslateFigure(text="Open LibreOffice", copy_model=True)
     assert [c.copy_model for c in alone.columns()] == [True]
     assert alone.address("translate")["translate.copy_beside"] is None
+    plain = TranslateFigure(text="Open").address("translate")
+    assert plain["translate.copy_model"] is None and plain["translate.text"] == "Open"
     compared = TranslateFigure(text="Open", copy_model=True, copy_beside=True, compare=True)
     assert [c.copy_model for c in compared.columns()] == [True] * len(SERVED["translation"])
     beside_without_copy = TranslateFigure(text="Open", copy_beside=True)
@@ -260,3 +265,29 @@ def test_the_sentence_schema_takes_the_characters_the_models_read() -> None:
     assert pattern.match("Could not open the file.")
     assert "a" in sentence_characters() and "▁" not in sentence_characters()
     assert not pattern.match("Öffne ☃")  # a snowman is no piece of the tokenizer
+
+
+def test_alpha_and_snapshot_fields_take_what_their_schema_says() -> None:
+    from pydantic import create_model
+
+    from app.seq2seq.requests import alpha_field, snapshot_field
+
+    model = create_model(
+        "Probe",
+        alpha=(float, alpha_field("translation")),
+        snapshot=(int | None, snapshot_field("x")),
+    )
+    probe = model()
+    assert (probe.alpha, probe.snapshot) == (1.5, None)
+    for wrong in ("1.5", float("inf"), float("nan")):
+        with pytest.raises(ValidationError):
+            model(alpha=wrong)
+    assert model(snapshot=10**6).snapshot == 10**6
+    for outside in (-1, 10**6 + 1):
+        with pytest.raises(ValidationError):
+            model(snapshot=outside)
+    schema = model.model_json_schema()["properties"]
+    assert schema["alpha"]["examples"] == [1.5]
+    assert schema["alpha"]["description"].startswith("picks the model trained with this α")
+    assert len(schema["alpha"]["anyOf"]) == len(SERVED["translation"])
+    assert schema["snapshot"]["description"].startswith("a training step at which x training run")
