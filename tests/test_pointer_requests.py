@@ -133,3 +133,55 @@ def test_a_pick_must_be_a_point_of_the_board_and_picked_once() -> None:
     assert refusal(PointsBoard, **board, mine="2,1,2") == (
         "Value error, Your answer picks point 2 twice; each point is picked once."
     )
+
+
+# --- the schema's statement of which model, α and decoder go together ------------------------
+
+
+def test_the_alpha_schema_takes_each_trained_alpha_or_null() -> None:
+    from app.pointer.requests import alpha_schema
+    from models.pointer_run import checkpoints, resolve, trained_alpha
+
+    every = alpha_schema(("hull", "tsp"))["anyOf"]
+    assert every[-1] == {"type": "null"}
+    trained = sorted({a for task in ("hull", "tsp") for a in checkpoints(task)})
+    assert len(every) - 1 == len(trained)
+    for alpha, allowed in zip(trained, every, strict=False):
+        assert allowed["type"] == "number"
+        assert allowed["minimum"] < alpha < allowed["maximum"]  # with the server's tolerance
+    sort = alpha_schema(("sort",))["anyOf"]
+    assert len(sort) - 1 == len(checkpoints("sort")) == 2  # softmax and 1.5-entmax
+    for task in ("tsp", "sort"):
+        for name in checkpoints(task).values():
+            (one, null) = alpha_schema((task,), name)["anyOf"]
+            assert one["minimum"] < trained_alpha(name) < one["maximum"]
+            assert resolve(task, one["maximum"], name) is not None
+            assert null == {"type": "null"}
+
+
+def test_the_decoding_schema_lists_each_model_with_its_alpha_and_decoders() -> None:
+    from app.pointer.requests import alpha_schema, decoding_schema
+    from models.pointer_run import SERVED, checkpoints, decoders_of
+
+    schema: dict = {}
+    decoding_schema("hull", "tsp")(schema)
+    default, *models = schema["oneOf"]
+    chosen_by_alpha = sorted(
+        {
+            d
+            for task in ("hull", "tsp")
+            for name in checkpoints(task).values()
+            for d in decoders_of(name)
+        }
+    )
+    assert default == {
+        "properties": {"model": {"type": "null"}, "decoder": {"enum": chosen_by_alpha}}
+    }
+    names = list(dict.fromkeys([*SERVED["hull"], *SERVED["tsp"]]))
+    assert [branch["properties"]["model"]["const"] for branch in models] == names
+    for branch, name in zip(models, names, strict=True):
+        assert branch["required"] == ["model"]
+        assert branch["properties"]["decoder"] == {"enum": list(decoders_of(name))}
+        assert branch["properties"]["alpha"] == alpha_schema(("hull", "tsp"), name)
+    attention = [b for b in models if "symmetric" in b["properties"]["decoder"]["enum"]]
+    assert attention, "the attention model offers the symmetric decoder"
