@@ -351,3 +351,24 @@ def test_the_same_hull_from_another_vertex_is_correct_but_not_the_canonical_orde
     context = worked_example_context(TRIANGLE, rotated)
     assert context["output"] == "P2 → P3 → P1 → END"
     assert (context["canonical"], context["correct"]) == (False, True)
+
+
+def test_a_point_is_placed_to_two_decimals_with_y_up() -> None:
+    from app.pointer.views import board_xy
+
+    assert board_xy(0.123456, 0.654321) == (67.46, 145.68)  # 67.456…, 145.679…
+    assert board_xy(0.5, 0.5, frame=200, pad=12) == (100.0, 100.0)
+
+
+def test_best_of_k_for_two_values_counts_their_one_pair() -> None:
+    values = [0.3, 0.1]
+    sorting = sort_answer(values, [0, 1]).model_copy(
+        update={"decoder": "sample", "best_of_k": [BestOfK(k=1, value=1.0)]}
+    )
+    assert best_of_k_rows(sorting)[0]["distance"] == "+100.00%"
+
+
+def test_best_of_k_without_any_simple_polygon_draws_no_bars() -> None:
+    curve = [BestOfK(k=1, value=None), BestOfK(k=2, value=None)]
+    hull = hull_answer().model_copy(update={"decoder": "sample", "best_of_k": curve})
+    assert [(row["width"], row["missing"]) for row in best_of_k_rows(hull)] == [(0.0, True)] * 2

@@ -132,6 +132,7 @@ TARGETS = {
         "app/pointer/views.py",
         (
             "tests/test_pointer_result_view.py",
+            "tests/test_pointer_board_figure.py",
             "tests/test_computed_sentences.py",
             "tests/test_api_pointer.py",
             "tests/test_board_labels.py",
