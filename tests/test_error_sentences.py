@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from app.errors import error_sentence, reader_field, shown
 
@@ -280,9 +281,16 @@ def test_a_refused_value_is_repeated_short() -> None:
 # --- the handlers, on an app of their own ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+class Pair(BaseModel):
+    x: int
+    y: int
+    z: int = 0
+
+
+@pytest.fixture  # one app per test: mutmut runs only the tests that called a function
 def client():
     from fastapi import FastAPI, HTTPException
+    from fastapi.exceptions import RequestValidationError
     from fastapi.testclient import TestClient
 
     from app.compute import BUSY_RETRY_AFTER_S, ComputeStopped
@@ -313,6 +321,14 @@ def client():
     @app.get("/crash")
     def crash() -> None:
         raise RuntimeError("secret internals")
+
+    @app.get("/no-errors")
+    def no_errors() -> None:
+        raise RequestValidationError([])
+
+    @app.post("/pair")
+    def pair(body: Pair) -> None:
+        return None
 
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
@@ -441,8 +457,12 @@ def test_a_body_sent_as_anything_but_json_is_a_415(
         )
 
 
-def test_a_bug_is_a_500_naming_the_request_id_and_never_the_message(client) -> None:
-    answer = client.get("/crash")
+def test_a_bug_is_a_500_naming_the_request_id_and_never_the_message(client, caplog) -> None:
+    with caplog.at_level("ERROR", logger="papertrace.errors"):
+        answer = client.get("/crash")
+    (record,) = [r for r in caplog.records if r.name == "papertrace.errors"]
+    assert record.getMessage() == "request_id=- unhandled RuntimeError on GET /crash"
+    assert record.exc_info[1].args == ("secret internals",)
     assert answer.status_code == 500
     assert "secret" not in answer.text
     assert answer.json()["detail"] == (
@@ -505,3 +525,44 @@ def test_an_error_without_a_place_or_words_still_gets_a_sentence() -> None:
 
 def test_a_number_too_long_to_write_is_named_not_written() -> None:
     assert shown(10**5000) == "a number with thousands of digits"
+
+
+def test_every_problem_after_the_first_is_counted(client) -> None:
+    one = client.post("/pair", json={"x": "a", "y": 1})
+    assert one.json() == {"detail": "`x` must be a number; got 'a'."}
+    two = client.post("/pair", json={"x": "a", "y": "b"})
+    assert two.json()["detail"].endswith("got 'a'. (1 more problem after that.)")
+    three = client.post("/pair", json={"x": "a", "y": "b", "z": "c"})
+    assert three.json()["detail"].endswith("got 'a'. (2 more problems after that.)")
+    assert client.get("/no-errors").json() == {"detail": "The request is not valid."}
+
+
+def test_a_405_names_the_methods_the_routes_answer_or_what_the_raiser_said() -> None:
+    from fastapi import FastAPI
+    from starlette.exceptions import HTTPException
+
+    from app.errors import method_not_allowed
+
+    bare = FastAPI()  # no route: a static mount's own Allow stands, or nothing
+    scope = {"type": "http", "method": "PUT", "path": "/static/x", "headers": [], "app": bare}
+    request = request_to("/static/x", "PUT")
+    request.scope.update(scope)
+    told = method_not_allowed(request, HTTPException(405, headers={"Allow": "GET, HEAD"}))
+    assert told.headers["Allow"] == "GET, HEAD"
+    assert told.body == b'{"detail":"PUT is not allowed here; this address answers GET, HEAD."}'
+    silent = method_not_allowed(request, HTTPException(405))
+    assert silent.headers["Allow"] == ""
+
+
+def test_a_path_of_61_characters_is_cut_in_the_404_sentence() -> None:
+    from starlette.exceptions import HTTPException
+
+    from app.errors import http_error_sentence
+
+    path = "/" + "z" * 60
+    assert f"at {path[:50]}…;" in http_error_sentence(request_to(path), HTTPException(404))
+    assert http_error_sentence(request_to("/x"), HTTPException(499, "")) == ""
+
+
+def test_a_field_list_that_is_empty_names_nothing() -> None:
+    assert reader_field(()) == ""
