@@ -185,3 +185,19 @@ def test_the_decoding_schema_lists_each_model_with_its_alpha_and_decoders() -> N
         assert branch["properties"]["alpha"] == alpha_schema(("hull", "tsp"), name)
     attention = [b for b in models if "symmetric" in b["properties"]["decoder"]["enum"]]
     assert attention, "the attention model offers the symmetric decoder"
+
+
+def test_each_sorting_models_branch_takes_only_its_own_alpha() -> None:
+    from app.pointer.requests import decoding_schema
+    from models.pointer_run import SERVED, trained_alpha
+
+    schema: dict = {}
+    decoding_schema("sort")(schema)
+    branches = {b["properties"]["model"]["const"]: b for b in schema["oneOf"][1:]}
+    assert set(branches) == set(SERVED["sort"])
+    alphas = {trained_alpha(name) for name in branches}
+    assert alphas == {1.0, 1.5}  # two models, two α: each branch must name its own
+    for name, branch in branches.items():
+        (own, null) = branch["properties"]["alpha"]["anyOf"]
+        assert own["minimum"] < trained_alpha(name) < own["maximum"]
+        assert null == {"type": "null"}
