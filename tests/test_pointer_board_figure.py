@@ -246,6 +246,7 @@ def test_crowded_numbers_on_the_line_climb_into_rows_only_while_they_fit_the_lin
         return {mark["label_at"]["y"] for mark in figure["marks"]}
 
     assert rows_used(27) == {44.0, 30.0}  # every other number one row up
+    assert rows_used(28) == {44.0}  # 361.9 units: just past the line
     assert rows_used(33) == {44.0}
 
 
@@ -319,3 +320,31 @@ def test_the_live_parts_carry_the_answer_the_readers_turn_and_the_notes() -> Non
     assert plain["current_step"] == 2 and plain["beyond"] is None
     refused = live_context("k", "tsp", TRIANGLE, None, "Add a third city.", 0)
     assert refused["error"] == "Add a third city." and refused["figure"]["steps"] == 0
+    assert refused["result"] is None and "headline" not in refused
+
+
+def test_the_end_mark_keeps_clear_where_it_stands_not_where_it_usually_stands() -> None:
+    # a point in the top right corner sends the END mark to the top left; the numbers keep
+    # clear of it there, and the corner point keeps its number's usual place
+    points = [(0.43, 0.76), (0.0, 0.45), (0.72, 0.23), (0.95, 0.9), (0.03, 0.03)]
+    points += [(0.54, 0.94), (0.38, 0.22), (0.42, 0.03), (0.22, 0.44)]
+    figure = points_board("k", "hull", points, None, 0)
+    assert place_end_mark([(m["x"], m["y"]) for m in figure["marks"]], FRAME) == (44.0, 44.0)
+    assert figure["marks"][3]["label_at"] == {
+        "dx": 8,
+        "dy": -8,
+        "anchor": "start",
+        "crowded": False,
+    }
+
+
+def test_the_whole_figure_draws_the_answer_and_the_readers_closed_tour() -> None:
+    answer = tsp_answer()
+    figure = board_figure(
+        "k", "tsp", TRIANGLE, answer, 1, {"picks": [0, 2, 1], "score": {"done": True}}
+    )
+    assert figure["halos"] == points_board("k", "tsp", TRIANGLE, answer, 1)["halos"]
+    assert figure["model"].endswith("Z") and figure["mine"].endswith("Z")
+    values = [0.3, 0.1]
+    line = board_figure("k", "sort", values, sort_answer(values, [1, 0]), 0)
+    assert [h["id"] for h in line["halos"]] == ["pb-k-halo-0", "pb-k-halo-1"]

@@ -283,6 +283,7 @@ def test_alpha_and_snapshot_fields_take_what_their_schema_says() -> None:
         with pytest.raises(ValidationError):
             model(alpha=wrong)
     assert model(snapshot=10**6).snapshot == 10**6
+    assert model(snapshot=0).snapshot == 0  # step 0: the weights before training
     for outside in (-1, 10**6 + 1):
         with pytest.raises(ValidationError):
             model(snapshot=outside)
@@ -290,4 +291,23 @@ def test_alpha_and_snapshot_fields_take_what_their_schema_says() -> None:
     assert schema["alpha"]["examples"] == [1.5]
     assert schema["alpha"]["description"].startswith("picks the model trained with this α")
     assert len(schema["alpha"]["anyOf"]) == len(SERVED["translation"])
-    assert schema["snapshot"]["description"].startswith("a training step at which x training run")
+    assert "(GET /api/seq2seq/options lists them)" in schema["alpha"]["description"]
+    snapshot = schema["snapshot"]["description"]
+    assert snapshot.startswith("a training step at which x training run kept its weights")
+    for words in (
+        "(models/snapshots.py; GET /api/seq2seq/options lists the steps)",
+        "decode with the model as it was then (`alpha` is then the run's)",
+        "a step the run did not keep is refused with the steps it did",
+        "leave it out for the trained model",
+    ):
+        assert words in snapshot
+
+
+def test_without_readable_tokenizers_a_sentence_is_any_words(monkeypatch) -> None:
+    from app.seq2seq import requests
+
+    monkeypatch.setattr(requests, "sentence_characters", lambda: None)
+    schema: dict = {}
+    requests.sentence_schema(schema)
+    assert schema["pattern"] == sentence_shape()
+    assert re.match(schema["pattern"], "Öffne ☃")
