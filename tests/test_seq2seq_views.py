@@ -26,6 +26,8 @@ from app.seq2seq.service import (
 )
 from models.seq2seq import Hypothesis, OutputEntry, Step
 from models.seq2seq_run import (
+    COPY_SERVED,
+    SERVED,
     InflectionReference,
     InflectResponse,
     Seq2SeqModelInfo,
@@ -248,3 +250,36 @@ def test_each_trained_alpha_is_offered_with_whether_it_serves(monkeypatch) -> No
     ]
     copies = model_options(Registry(set()), "translation", copy=True)
     assert [(o.alpha, o.name, o.available) for o in copies] == [(1.5, "c", True)]
+
+
+def test_without_an_inflection_vocabulary_the_options_offer_no_language(tmp_path) -> None:
+    from app.seq2seq.service import options
+
+    registry = Registry({"m"})
+    registry.checkpoint_dir = tmp_path  # no vocabulary file there
+    offered = options(registry)
+    assert (offered.inflection.languages, offered.inflection.features) == ([], {})
+    assert offered.inflection.characters == {}
+    assert [m.alpha for m in offered.inflection.models] == list(SERVED["inflection"])
+    assert [m.alpha for m in offered.translation.copy_models] == list(COPY_SERVED)
+
+
+def test_with_no_model_at_all_the_family_is_unavailable() -> None:
+    with pytest.raises(ModelUnavailable) as caught:
+        default_alpha([])
+    assert caught.value.sentence == "The model “seq2seq” is unavailable: ."
+
+
+def test_an_answer_with_no_source_still_lays_out() -> None:
+    answer = translation([step("</s>", [])], ["</s>"]).model_copy(update={"source_tokens": []})
+    view = heatmap_view(answer)
+    assert view["columns"] == [] and view["rows"][0]["cells"] == []
+    top = 0.32 * 0.87 * 1 + 0.5  # as if the source had a one-character label
+    assert view["rows"][0]["y"] == top + 0.5
+
+
+def test_the_result_view_carries_the_copied_spans() -> None:
+    tokens = ["▁Libre", "Office"]
+    steps = [step(t, [1.0, 0.0, 0.0], copy=[1.0, 0.0, 0.0]) for t in tokens]
+    answer = translation(steps, tokens)
+    assert result_view(answer)["view"]["copied_spans"] == copied_spans(answer) is not None
