@@ -291,7 +291,10 @@ def test_alpha_and_snapshot_fields_take_what_their_schema_says() -> None:
     assert schema["alpha"]["examples"] == [1.5]
     assert schema["alpha"]["description"].startswith("picks the model trained with this α")
     assert len(schema["alpha"]["anyOf"]) == len(SERVED["translation"])
-    assert "(GET /api/seq2seq/options lists them)" in schema["alpha"]["description"]
+    assert schema["alpha"]["description"] == (
+        "picks the model trained with this α (attention and output), one of the trained values "
+        "(GET /api/seq2seq/options lists them)"
+    )
     snapshot = schema["snapshot"]["description"]
     assert snapshot.startswith("a training step at which x training run kept its weights")
     for words in (
