@@ -283,3 +283,26 @@ def test_the_result_view_carries_the_copied_spans() -> None:
     steps = [step(t, [1.0, 0.0, 0.0], copy=[1.0, 0.0, 0.0]) for t in tokens]
     answer = translation(steps, tokens)
     assert result_view(answer)["view"]["copied_spans"] == copied_spans(answer) is not None
+
+
+def test_every_cell_of_the_heatmap_sits_in_its_row_and_column() -> None:
+    answer = translation(
+        [step("▁ab", [0.123, 0.877, 0.0]), step("▁c", [0.0, 0.5, 0.5])], ["▁ab"]
+    ).model_copy(update={"source_tokens": ["▁Open", "▁x", "y"]})
+    view = heatmap_view(answer)
+    left, top = 0.32 * 3 + 0.5, 0.32 * 0.87 * 5 + 0.5  # "▁ab" and "▁Open" are the longest
+    assert view["height"] == 3.99  # top + 2 rows + 0.1 = 3.992, to 2 decimals
+    assert view["width"] == round(left + 3 + 0.32 * 0.5 * 5 + 0.3, 2)
+    second = view["rows"][1]
+    assert second["y"] == top + 1.5
+    assert [(c["x"], c["y"]) for c in second["cells"]] == [
+        (left + col + 0.04, top + 1 + 0.04) for col in range(3)
+    ]
+    assert view["rows"][0]["cells"][0]["opacity"] == 0.228  # 0.12 + 0.88 · 0.123 = 0.22824
+    assert [c["x"] for c in view["columns"]] == [left + 0.5, left + 1.5, left + 2.5]
+
+
+def test_an_answer_with_no_steps_lays_out_an_empty_map() -> None:
+    view = heatmap_view(translation([], ["▁a"]))
+    assert view["rows"] == [] and len(view["columns"]) == 3
+    assert view["columns"][0]["x"] == 0.32 * 1 + 0.5 + 0.5  # as if one one-character label
