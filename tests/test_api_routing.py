@@ -164,3 +164,31 @@ def test_the_query_form_of_the_cities_is_in_the_api_schema(site: TestClient) -> 
         assert (cities["minItems"], cities["maxItems"]) == (MIN_POINTS, MAX_INPUTS)
         assert cities["description"] == "distinct cities in the unit square, one `points=x,y` each"
         assert cities["examples"] == [["0.15,0.2", "0.85,0.1", "0.5,0.45", "0.9,0.8", "0.2,0.85"]]
+
+
+def test_the_answer_is_the_chosen_layers_and_heads_attention_and_a_check_can_stop_reinforce():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from app.routing import service
+    from app.routing.requests import MODEL, AttentionFigure, ReinforceFigure
+    from models import attention_routing
+    from models.checkpoints import load_model
+    from models.pointer_run import four_digits
+
+    model, entry = load_model(MODEL)
+    served = SimpleNamespace(model=model, name=MODEL, sha256=entry["sha256"])
+    points = [[0.1, 0.2], [0.8, 0.1], [0.5, 0.9], [0.3, 0.6]]
+    expected = attention_routing.encoder_attention(model, np.array(points))
+    for layer, head in ((2, 3), (3, 8), (1, 1)):
+        figure = AttentionFigure(points=points, layer=layer, head=head, city=2)
+        answer = service.attention(lambda name: served, figure)
+        assert answer.weights == four_digits(expected[layer - 1, head - 1]).tolist()
+        assert (answer.layer, answer.head, answer.city) == (layer, head, 2)
+
+    def stop() -> None:
+        raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        service.reinforce(lambda name: served, ReinforceFigure(points=points, samples=4), stop)

@@ -67,6 +67,9 @@ def test_the_heatmap_outlines_the_step_and_puts_its_probabilities_in_the_tooltip
         "title": "position 3: p = 0.750 at step 3",
     }
     assert view["columns"][3]["label"] == "END"
+    first = heatmap_view(hull_answer(), 0)
+    assert first["current"] == {"y": 24.5}
+    assert first["columns"][0]["title"] == "position 1: p = 0.500 at step 1"
     for step in (None, 4, -1):  # no step, or none of this answer's
         view = heatmap_view(hull_answer(), step)
         assert view["current"] is None
@@ -107,7 +110,14 @@ def test_the_step_line_says_what_was_chosen_with_what_probability_and_support() 
 
 @pytest.mark.parametrize(
     ("p", "text"),
-    [(0.0, "0"), (1.0, "1.000"), (0.1234, "0.123"), (0.0006, "0.001"), (0.0004, "<0.001")],
+    [
+        (0.0, "0"),
+        (1.0, "1.000"),
+        (0.1234, "0.123"),
+        (0.0006, "0.001"),
+        (0.0005, "0.001"),
+        (0.0004, "<0.001"),
+    ],
 )
 def test_a_probability_reads_with_three_decimals_and_a_nonzero_never_reads_as_zero(
     p: float, text: str
@@ -328,6 +338,7 @@ def test_the_worked_example_shows_every_step_as_bars_and_a_small_board() -> None
         {"label": "END", "text": "0", "width": "0.0", "chosen": False, "zero": True},
     ]
     assert first["figure"]["path"] == "M12.0,188.0"
+    assert [m["p"] for m in first["figure"]["marks"]] == ["0.500", "0.500", "0"]
     assert [m["chosen"] for m in first["figure"]["marks"]] == [True, False, False]
     last = context["steps"][3]
     assert last["chosen"] == "END" and last["bars"][3]["width"] == "100.0"
