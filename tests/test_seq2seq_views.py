@@ -48,6 +48,9 @@ INFO = Seq2SeqModelInfo(
 )
 
 
+ANSWERED = {"attn_alpha": 1.5, "out_alpha": 1.5, "model": INFO, "server_ms": 1.0}
+
+
 def step(token: str, attention: list[float], copy: list[float] | None = None, support=2) -> Step:
     output = [OutputEntry(token=f"t{i}", probability=0.1) for i in range(support)]
     return Step(
@@ -69,12 +72,9 @@ def translation(steps: list[Step], tokens: list[str], reference=None, texts=("Ha
         exact=True,
         covered_mass=1.0,
         steps=steps,
-        attn_alpha=1.5,
-        out_alpha=1.5,
         task="translation",
-        model=INFO,
-        server_ms=1.0,
         reference=reference,
+        **ANSWERED,
     )
 
 
@@ -171,12 +171,9 @@ def inflection(forms: list[str] | None) -> InflectResponse:
         exact=False,
         covered_mass=0.8,
         steps=[step("s", [1.0, 0.0, 0.0, 0.0], support=1)],
-        attn_alpha=1.5,
-        out_alpha=1.5,
         task="inflection",
-        model=INFO,
-        server_ms=1.0,
         reference=reference,
+        **ANSWERED,
     )
 
 
