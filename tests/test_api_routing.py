@@ -167,18 +167,16 @@ def test_the_query_form_of_the_cities_is_in_the_api_schema(site: TestClient) -> 
 
 
 def test_the_answer_is_the_chosen_layers_and_heads_attention_and_a_check_can_stop_reinforce():
-    from types import SimpleNamespace
-
     import numpy as np
 
     from app.routing import service
     from app.routing.requests import MODEL, AttentionFigure, ReinforceFigure
     from models import attention_routing
     from models.checkpoints import load_model
-    from models.pointer_run import four_digits
+    from models.pointer_run import ServedPointer, four_digits
 
     model, entry = load_model(MODEL)
-    served = SimpleNamespace(model=model, name=MODEL, sha256=entry["sha256"])
+    served = ServedPointer.from_entry(MODEL, model, entry)  # what the registry's load gives
     points = [[0.1, 0.2], [0.8, 0.1], [0.5, 0.9], [0.3, 0.6]]
     expected = attention_routing.encoder_attention(model, np.array(points))
     for layer, head in ((2, 3), (3, 8), (1, 1)):

@@ -544,9 +544,8 @@ def test_a_405_names_the_methods_the_routes_answer_or_what_the_raiser_said() -> 
     from app.errors import method_not_allowed
 
     bare = FastAPI()  # no route: a static mount's own Allow stands, or nothing
-    scope = {"type": "http", "method": "PUT", "path": "/static/x", "headers": [], "app": bare}
     request = request_to("/static/x", "PUT")
-    request.scope.update(scope)
+    request.scope["app"] = bare
     told = method_not_allowed(request, HTTPException(405, headers={"Allow": "GET, HEAD"}))
     assert told.headers["Allow"] == "GET, HEAD"
     assert told.body == b'{"detail":"PUT is not allowed here; this address answers GET, HEAD."}'
