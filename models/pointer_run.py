@@ -180,9 +180,6 @@ class PointerRequest:
     model: str | None = None  # a checkpoint of SERVED[task]; None: chosen by α
     snapshot: int | None = None  # a step of the task's snapshot run (SNAPSHOTS); None: trained
 
-    def hypotheses(self) -> int:
-        return hypotheses(self.decoder, self.beam_width, self.samples, len(self.inputs))
-
 
 @dataclass(frozen=True)
 class ServedPointer:

@@ -4,26 +4,37 @@ checkpoint picked by α, and the reader's errors as sentences."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+from models import attention_routing, pointer_run
+from models.attention_routing import AttentionModel
 from models.errors import InvalidInput
-from models.pointer import Config, PointerNet
+from models.pointer import Config, PointerNet, Trace
 from models.pointer_run import (
+    Decoded,
     HullResponse,
     PointerRequest,
+    SampleScore,
     ServedPointer,
     SortResponse,
     TspResponse,
     UnknownAlpha,
+    UnknownModel,
+    best_of_k_curve,
     checkpoints,
+    decoders_of,
     four_digits,
+    hull_score,
+    is_attention_model,
     resolve,
     run,
 )
-from models.tasks import InvalidInstance
+from models.tasks import InvalidInstance, tsp
 
 CONFIGS = {
     "pointer-hull": Config(hidden=8, end_position=True, glimpse_residual=True, input_order="x"),
@@ -106,3 +117,178 @@ def test_the_loader_is_asked_only_for_the_resolved_checkpoint() -> None:
 
     run(PointerRequest("sort", [0.3, 0.1], alpha=1.5), counting)
     assert asked == ["pointer-sort-entmax15"]
+
+
+# ---- scoring and the trace's verdict fields, on outputs chosen by the test ----
+
+SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.5, 0.5]])
+
+
+def test_the_hull_sample_score_ranks_simple_polygons_by_area() -> None:
+    score = hull_score(SQUARE)
+    assert score.cost([0, 1, 2, 3]) == -1.0 and score.value(-1.0) == 1.0
+    assert score.cost([0, 1, 2]) == -0.5  # a triangle counts
+    assert score.cost([2, 1, 0]) == -0.5  # drawn either way round
+    assert score.cost([0, 1]) == math.inf and score.value(math.inf) is None
+    assert score.cost([0, 2, 1, 3]) == math.inf  # a bow tie is not a simple polygon
+    assert score.cost([1, 2, 3, 0]) == score.cost([0, 1, 2, 3])
+
+
+def test_the_running_best_is_read_at_powers_of_two_and_at_the_last_draw() -> None:
+    running = [5.0, 4.0, 4.0, 3.0, 3.0, 2.0, 2.0, 2.0]
+    curve = best_of_k_curve(running, SampleScore(lambda order: 0.0))
+    assert [(point.k, point.value) for point in curve] == [(1, 5.0), (2, 4.0), (4, 3.0), (8, 2.0)]
+    hull_curve = best_of_k_curve([math.inf, -0.5, -1.0], hull_score(SQUARE))
+    assert [(point.k, point.value) for point in hull_curve] == [(1, None), (2, 0.5), (3, 1.0)]
+
+
+def test_snapshot_names_are_pointer_networks_and_the_decoders_follow_the_kind() -> None:
+    assert not is_attention_model("pointer-tsp") and not is_attention_model("pointer-tsp@500")
+    assert is_attention_model("attention-routing-tsp20")
+    assert decoders_of("pointer-tsp") == ("greedy", "beam", "sample")
+    assert decoders_of("attention-routing-tsp50") == ("greedy", "sample", "symmetric")
+
+
+def test_a_hull_sample_keeps_the_largest_simple_polygon_drawn() -> None:
+    trace = run(PointerRequest("hull", FIVE, decoder="sample", samples=12, seed=1), load)
+    assert isinstance(trace, HullResponse)
+    values = [point.value for point in trace.best_of_k or []]
+    drawn = [value for value in values if value is not None]
+    assert drawn == sorted(drawn) and all(value > 0 for value in drawn)
+    if trace.valid:
+        assert math.isclose(values[-1], trace.area, rel_tol=1e-9)
+
+
+def test_the_step_check_reaches_the_decoder() -> None:
+    class Stop(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stop
+
+    for task in ("hull", "tsp"):
+        with pytest.raises(Stop):
+            run(PointerRequest(task, FIVE), load, check=stop)
+
+
+def decoded_as(order: list[int]) -> Callable[..., Decoded]:
+    """A decoder stand-in that answers with a fixed output (the verdict fields are the test)."""
+
+    def decode(model: Any, inputs: np.ndarray, request: Any, score: Any, check: Any) -> Decoded:
+        n = len(inputs)
+        trace = Trace(
+            order, order, np.full((len(order), n + 1), 1 / (n + 1)), [n] * len(order), 0.0
+        )
+        return Decoded(trace, 1, 1, None)
+
+    return decode
+
+
+class FakeClock:
+    """perf_counter reading 10 s, then 10.25 s: a decode that took 250 ms."""
+
+    def __init__(self) -> None:
+        self.readings = iter([10.0, 10.25])
+
+    def perf_counter(self) -> float:
+        return next(self.readings)
+
+
+@pytest.mark.parametrize(
+    ("order", "valid", "correct", "area", "gap"),
+    [
+        ([0, 1, 3, 4], True, True, 0.47625, 0.0),
+        ([0, 1, 3], True, False, 0.2475, 1 - 0.2475 / 0.47625),  # a triangle: its own area
+        ([0, 1], False, False, 0.0, None),  # too few points for an area
+        ([0, 3, 1, 4], False, False, None, None),  # crossing: no gap, whatever its area
+    ],
+)
+def test_hull_verdicts_follow_the_decoded_polygon(
+    monkeypatch: pytest.MonkeyPatch,
+    order: list[int],
+    valid: bool,
+    correct: bool,
+    area: float | None,
+    gap: float | None,
+) -> None:
+    monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
+    monkeypatch.setattr(pointer_run, "time", FakeClock())
+    trace = run(PointerRequest("hull", FIVE), load)
+    assert isinstance(trace, HullResponse)
+    assert (trace.valid, trace.correct, trace.order) == (valid, correct, order)
+    if area is not None:
+        assert math.isclose(trace.area, area, rel_tol=1e-9, abs_tol=1e-12)
+    assert gap is None if trace.gap is None else math.isclose(trace.gap, gap, abs_tol=1e-12)
+    assert (trace.gap is None) == (gap is None)
+    assert trace.server_ms == 250.0
+
+
+@pytest.mark.parametrize(
+    ("order", "valid", "correct", "ratio"),
+    [
+        ([0, 2, 1, 3, 4], True, True, 1.0),  # the optimal tour, as drawn by the reference
+        ([0, 3, 1, 4, 2], True, False, None),  # a valid tour, longer
+        ([0, 1, 3, 4, 4], False, False, None),  # a city twice: no gap, not correct
+    ],
+)
+def test_tsp_verdicts_follow_the_decoded_tour(
+    monkeypatch: pytest.MonkeyPatch,
+    order: list[int],
+    valid: bool,
+    correct: bool,
+    ratio: float | None,
+) -> None:
+    monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
+    monkeypatch.setattr(pointer_run, "time", FakeClock())
+    trace = run(PointerRequest("tsp", FIVE), load)
+    assert isinstance(trace, TspResponse)
+    assert (trace.valid, trace.correct) == (valid, correct)
+    assert trace.reference.optimal
+    assert math.isclose(trace.length, tsp.tour_length(np.array(FIVE), order), rel_tol=1e-12)
+    if not valid:
+        assert trace.gap is None
+    else:
+        assert math.isclose(trace.gap, trace.length / trace.reference.length - 1, abs_tol=1e-12)
+        assert (trace.gap > 0.05) != correct
+    if ratio is not None:
+        assert math.isclose(trace.length, trace.reference.length * ratio, rel_tol=1e-9)
+    assert trace.server_ms == 250.0
+
+
+def attention_stand_in(name: str) -> ServedPointer:
+    torch.manual_seed(0)
+    model = AttentionModel(attention_routing.Config(embed_dim=16, heads=2, layers=1, ff_hidden=32))
+    return ServedPointer(name, model, "0" * 64, train_steps=0)
+
+
+SEVEN = [*FIVE, [0.55, 0.95], [0.05, 0.5]]
+
+
+def test_the_attention_model_decodes_greedy_sample_and_symmetric() -> None:
+    def tour(decoder: str, **fields: Any) -> TspResponse:
+        request = PointerRequest(
+            "tsp", SEVEN, decoder=decoder, model="attention-routing-tsp20", **fields
+        )
+        trace = run(request, attention_stand_in)
+        assert isinstance(trace, TspResponse) and trace.valid
+        assert (trace.model.name, trace.model.alpha) == ("attention-routing-tsp20", 1.0)
+        assert len(trace.steps) == 7 and trace.beam_width == 1
+        return trace
+
+    greedy = tour("greedy")
+    assert greedy.samples == 1 and greedy.best_of_k is None
+    assert greedy.steps[0].support_size == 7  # the first city is a softmax over all of them
+
+    sampled = tour("sample", samples=5, seed=3)
+    assert sampled.samples == 5 and [point.k for point in sampled.best_of_k or []] == [1, 2, 4, 5]
+    assert math.isclose(sampled.best_of_k[-1].value, sampled.length, rel_tol=1e-9)
+    assert sampled.order == tour("sample", samples=5, seed=3).order  # the seed is the draw
+
+    symmetric = tour("symmetric")
+    assert symmetric.samples == 1 and symmetric.best_of_k is None
+    assert symmetric.length <= greedy.length + 1e-9  # greedy from city 0 is one of its rollouts
+
+
+def test_a_pointer_network_refuses_the_symmetric_decoder() -> None:
+    with pytest.raises(UnknownModel, match="Pointer Network decodes greedy, beam, sample, not"):
+        run(PointerRequest("tsp", FIVE, decoder="symmetric", model="pointer-tsp"), load)

@@ -228,7 +228,7 @@ TARGETS = {
     ),
     "pointer-run": Target(
         "models/pointer_run.py",
-        ("tests/test_pointer_run.py", "tests/test_api_pointer.py"),
+        ("tests/test_pointer_run.py", "tests/test_api_pointer.py", "tests/test_snapshots.py"),
     ),
     "seq2seq-run": Target(
         "models/seq2seq_run.py",
