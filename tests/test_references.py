@@ -8,6 +8,8 @@ from __future__ import annotations
 import lzma
 import subprocess
 import sys
+from collections import Counter
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -301,3 +303,162 @@ def test_a_v1_file_is_built_by_the_command_without_a_corpus(tmp_path: Path) -> N
     assert entry["format"] == "papertrace-translation-reference"
     assert (tmp_path / "t.json.xz").stat().st_mode & 0o777 == 0o644
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+# --- the build commands, on small stand-ins for the lexicon and the corpus ----------------------
+
+TINY_CORPUS = {
+    "train": [SentencePair("Open File", "Datei öffnen"), SentencePair("Quit", "Beenden")],
+    "dev": [SentencePair("Save", "Speichern")],
+    "test": [SentencePair("Close", "Schließen")],
+}
+
+
+def test_the_translation_command_writes_the_corpus_it_reads(tmp_path: Path) -> None:
+    from models.tasks import translation
+
+    corpus_dir, out = tmp_path / "corpus", tmp_path / "out"
+    out.mkdir()
+    translation.write_splits(TINY_CORPUS, corpus_dir)
+    entry = references.build_translation(out, corpus_dir, corpus="v2")
+    sha = translation.corpus_sha256(TINY_CORPUS)
+    assert entry["data"] == {
+        "source": "every pair of the translation corpus (models.tasks.translation.build_corpus)",
+        "corpus": "v2",
+        "corpus_sha256": sha,
+        "counts": {"train": 2, "dev": 1, "test": 1},
+    }
+    assert entry["file"] == "seq2seq-translate-v2-reference.json.xz"
+    assert read_manifest(out)["seq2seq-translate-v2-reference"] == entry
+    corpus = load_reference(entry, out)
+    assert isinstance(corpus, TranslationCorpus) and len(corpus) == 4
+    assert (corpus.lookup("Close").split, corpus.lookup("Close").text) == ("test", "Schließen")
+
+
+def test_without_a_folder_the_translation_command_builds_the_named_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from models.tasks import translation
+
+    asked: list[str] = []
+
+    def build_corpus(corpus: str) -> dict:
+        asked.append(corpus)
+        return TINY_CORPUS
+
+    monkeypatch.setattr(translation, "build_corpus", build_corpus)
+    entry = references.build_translation(tmp_path, corpus="v3")
+    assert asked == ["v3"] and entry["data"]["corpus"] == "v3"
+    assert entry["command"] == "python -m models.references translation --corpus v3"
+
+
+def test_the_command_line_writes_into_the_checkpoint_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from models.tasks import translation
+
+    translation.write_splits(TINY_CORPUS, tmp_path / "corpus")
+    monkeypatch.setattr(references, "CHECKPOINT_DIR", tmp_path)
+    references.main(["translation", "--data", str(tmp_path / "corpus"), "--corpus", "v2"])
+    entry = read_manifest(tmp_path)["seq2seq-translate-v2-reference"]
+    assert capsys.readouterr().out == (
+        f"wrote seq2seq-translate-v2-reference.json.xz: {entry['size_bytes']:,} bytes, "
+        f"sha256 {entry['sha256']}\n"
+    )
+    built: list[tuple] = []
+    monkeypatch.setattr(references, "build_inflection", lambda *args: built.append(args) or entry)
+    references.main(["inflection"])
+    references.main(["translation", "--data", str(tmp_path / "corpus")])  # v1 by default
+    assert built == [(tmp_path, None)]
+    assert "seq2seq-translate-reference" in read_manifest(tmp_path)
+    with pytest.raises(SystemExit):
+        references.main(["sentiment"])
+
+
+EN_LEMMAS = ("walk", "talk", "dream", "vertex")
+
+
+def test_the_inflection_command_records_each_languages_lexicon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from models.tasks import inflection
+
+    monkeypatch.setattr(inflection, "LANGUAGES", ("en", "de"))
+    monkeypatch.setattr(
+        inflection, "language_tables", lambda language: [c for c in CELLS if c.language == language]
+    )
+    asked: list[Path] = []
+
+    def training_sets(data_dir: Path) -> dict[str, list]:
+        asked.append(data_dir)
+        return {"high": [CELLS[0], CELLS[6]], "full": CELLS}
+
+    monkeypatch.setattr(references, "inflection_training_sets", training_sets)
+    entry = references.build_inflection(tmp_path, tmp_path / "data")
+    assert asked == [tmp_path / "data"]
+    assert entry["data"]["source"].startswith("every cell of the inflection lexicon")
+    assert entry["data"]["training_sets"] == ["full", "high"]
+    assert set(entry["data"]["packages"]) == set(inflection.PACKAGES)
+    languages = entry["data"]["languages"]
+    assert languages["en"] == {
+        "lemmas": dict(sorted(Counter(lemma_split("en", lemma) for lemma in EN_LEMMAS).items())),
+        "features": 3,
+        "paradigms": 3,
+    }
+    assert languages["de"] == {
+        "lemmas": {lemma_split("de", "Haus"): 1},
+        "features": 1,
+        "paradigms": 1,
+    }
+    lexicon = load_reference(entry, tmp_path)
+    assert isinstance(lexicon, InflectionLexicon)
+    assert lexicon.lookup("de", "Haus", "N;NOM;PL").training_sets == {"high", "full"}
+    assert lexicon.lookup("en", "dream", "V;PST").forms == ("dreamed", "dreamt")
+
+    monkeypatch.setattr(inflection, "DATA_DIR", tmp_path / "default")
+    references.build_inflection(tmp_path)
+    assert asked[-1] == tmp_path / "default"
+
+
+def test_the_training_sets_are_the_papers_two_and_the_widgets_full_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from models.tasks import inflection, inflection_vocab
+
+    splits = {"high": [CELLS[0]], "medium": [CELLS[1]], "low": [CELLS[2]]}
+    seen: list = []
+    monkeypatch.setattr(inflection, "load_splits", lambda d: seen.append(("splits", d)) or splits)
+    monkeypatch.setattr(
+        inflection_vocab.InflectionVocab,
+        "shared",
+        classmethod(lambda cls, high: seen.append(("vocab", high)) or "vocab"),
+    )
+    monkeypatch.setattr(
+        inflection, "load_full", lambda vocab, d: seen.append(("full", vocab, d)) or (CELLS, {})
+    )
+    sets = references.inflection_training_sets(tmp_path)
+    assert sets == {"high": [CELLS[0]], "medium": [CELLS[1]], "full": CELLS}
+    assert seen == [("splits", tmp_path), ("vocab", [CELLS[0]]), ("full", "vocab", tmp_path)]
+
+
+def test_the_file_is_compact_sorted_utf8_json_at_the_strongest_preset(tmp_path: Path) -> None:
+    document = {"b": 1, "a": ["Datei öffnen", {"y": 2, "x": None}]}
+    entry = write_reference("translation", "t", document, {"corpus": "v1"}, tmp_path)
+    raw = '{"a":["Datei öffnen",{"x":null,"y":2}],"b":1}'.encode()
+    assert (tmp_path / "t.json.xz").read_bytes() == lzma.compress(raw, preset=9)
+    assert entry["data"] == {"corpus": "v1"}
+    assert entry["size_bytes"] == (tmp_path / "t.json.xz").stat().st_size
+    assert datetime.fromisoformat(entry["created_at"]).utcoffset() == timedelta(0)
+    assert len(entry["created_at"]) == len("2026-12-07T14:00:00+00:00")
+
+
+def test_the_documents_carry_their_provenance() -> None:
+    document = inflection_document(CELLS[:2], {"high": CELLS[:2]}, {"lemminflect": "0.2.3"})
+    assert document["packages"] == {"lemminflect": "0.2.3"}
+    assert document["split"] == (
+        "by lemma (sha256 of language and lemma: 80/10/10), from "
+        "models.tasks.inflection.lemma_split"
+    )
+    row = document["languages"]["en"]["lemmas"]["walk"].split(" ")
+    assert row[2:] == ["high:0,1"]  # both of walk's cells, by their place among the features
+    assert translation_document({}, "abc")["corpus_sha256"] == "abc"
