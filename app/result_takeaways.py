@@ -407,11 +407,11 @@ TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {
 
 
 def takeaway(source: str, table_id: str, table: Table) -> str | None:
-    """The sentence for one of our tables, or None for a table that has none."""
+    """The sentence for one of our tables, or None for a table that has none (or no rows)."""
     write = TAKEAWAYS.get((source, table_id))
-    if write is None:
+    if write is None or not table.get("rows"):
         return None
     try:
         return write(table)
-    except (TakeawayError, ValueError, IndexError):
+    except (TakeawayError, ValueError, LookupError):
         return None

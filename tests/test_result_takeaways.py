@@ -6,12 +6,14 @@ equal to and above the number it is compared with, and on the shipped results (a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from app.result_takeaways import (
     TAKEAWAYS,
+    TakeawayError,
     copy,
     hull,
     inflection,
@@ -599,3 +601,125 @@ def test_the_copy_sentence_puts_each_measure_before_and_after(copy_row: list[str
 def test_a_copy_table_without_a_pair_has_no_sentence() -> None:
     table = {"columns": COPY_COLUMNS, "rows": [["copy", "1.5", *["1%"] * 5, "+1"]]}
     assert takeaway("seq2seq", "copy", table) is None
+
+
+def shipped_table(source: str, table_id: str) -> dict:
+    return json.loads((ROOT / "content/results" / f"{source}.json").read_text())["tables"][table_id]
+
+
+@pytest.mark.parametrize(("source", "table_id"), sorted(TAKEAWAYS))
+def test_a_table_without_rows_shows_without_a_takeaway(source: str, table_id: str) -> None:
+    """A results file whose table lost its rows: the page shows no sentence (not an error)."""
+    columns = shipped_table(source, table_id)["columns"]
+    assert takeaway(source, table_id, {"columns": columns}) is None
+    assert takeaway(source, table_id, {"columns": columns, "rows": []}) is None
+
+
+TSP_CHECK = ["tour", "tested n", "instances", "mean length (gap to optimal)", "optimal tours"]
+SPARSE_TSP = ["pointer", "tested n", "greedy (gap to reference)", "mean support size"]
+POINTER_COLUMNS = ["pointer", "accuracy (greedy)", "mean support size", "candidates per step"]
+SPARSITY = ["model", "α", "beam 5 exact"]
+
+
+@pytest.mark.parametrize(
+    ("write", "table", "message"),
+    [
+        (
+            tsp_baselines,
+            {"columns": BASELINES, "rows": [["50", "1000", "6.1", "5.9", "5.8", "5.7"]]},
+            "no method columns with gaps",
+        ),
+        (
+            tsp_reference_check,
+            {"columns": TSP_CHECK, "rows": [["ours greedy", "20", "100", "3.9 (+1.0%)", "40%"]]},
+            "no reference row",
+        ),
+        (
+            sparse_pointer,
+            {
+                "columns": POINTER_COLUMNS,
+                "rows": [
+                    ["softmax", "98.0%", "6.00", "6.0"],
+                    ["entmax15", "99.0%", "1.01", "6.0"],
+                    ["sparsemax", "97.0%", "1.00", "6.0"],
+                ],
+            },
+            "expected one sparse row per softmax row",
+        ),
+        (sparse_tsp, {"columns": SPARSE_TSP, "rows": []}, "expected a softmax and a sparse row"),
+        (
+            sparse_tsp,
+            {"columns": SPARSE_TSP, "rows": [["softmax", "50", "6.2 (+8%)", "51.00"]]},
+            "expected a softmax and a sparse row at the largest n",
+        ),
+        (
+            inflection,
+            {"columns": ["setting", "language", "1.5 − 1"], "rows": [["high", "en", "+0.4"]]},
+            "no average rows",
+        ),
+        (
+            sparsity,
+            {"columns": SPARSITY, "rows": [["inflection (high)", "1", "0.0%"]]},
+            "expected softmax and sparse rows",
+        ),
+        (
+            translation_data,
+            {"columns": ["corpus", "packages", "train"], "rows": [["v1", "58", "52,751"]]},
+            "expected corpus rows v1 and v2",
+        ),
+        (
+            tsp_encoders,
+            encoders_table(["2.870", "3.834", "5.996"]),
+            "“3.834” has no gap in parentheses",
+        ),
+    ],
+)
+def test_a_takeaway_says_which_cells_its_table_lacks(
+    write: Callable[[dict], str], table: dict, message: str
+) -> None:
+    """The error a developer reads when a regenerated table no longer fits its sentence."""
+    with pytest.raises(TakeawayError) as caught:
+        write(table)
+    assert str(caught.value).startswith(message)
+
+
+def test_without_n_20_the_encoders_sentence_quotes_the_smallest_n() -> None:
+    table = encoders_table(["2.870 (+0.09%)", "3.834 (+0.48%)", "5.996 (+4.63%)"])
+    for row, n in zip(table["rows"], ["5", "10", "50"], strict=True):
+        row[0] = n
+    assert tsp_encoders(table) == (
+        "The self-attention model's greedy tours are shorter than the LSTM's at every n (gap to "
+        "the reference): +0.09% against +0.49% at n = 5, +4.63% against +7.61% at n = 50."
+    )
+
+
+def test_the_sparse_pointer_sentence_names_the_sparse_pointer() -> None:
+    table = {
+        "columns": POINTER_COLUMNS,
+        "rows": [
+            ["softmax", "98.0%", "6.00", "6.0"],
+            ["softmax", "90.0%", "11.00", "11.0"],
+            ["1.5-entmax", "99.0%", "1.01", "6.0"],
+            ["1.5-entmax", "92.5%", "1.20", "11.0"],
+        ],
+    }
+    assert sparse_pointer(table) == (
+        "Against softmax, the sparse pointer (1.5-entmax) is +1.0 to +2.5 points in accuracy, "
+        "with non-zero probability on 1.01–1.20 inputs per step where softmax keeps all 6–11 "
+        "candidates."
+    )
+
+
+def test_the_copy_sentence_skips_an_alpha_without_a_copy_model() -> None:
+    table = {
+        "columns": COPY_COLUMNS,
+        "rows": [
+            ["generate only", "1", "55.0%", "80.0%", "40.0%", "27.0", "90.0%", "48,000"],
+            ["generate only", "1.5", "60.8%", "83.3%", "45.6%", "27.4", "90.8%", "48,000"],
+            ["copy", "1.5", "92.7%", "88.8%", "95.3%", "28.0", "94.2%", "+17,000"],
+        ],
+    }
+    assert copy(table) == (
+        "Copy model against its generate-only parent at α = 1.5: fidelity 60.8% → 92.7%, "
+        "BLEU 27.4 → 28.0, frequent sources 90.8% → 94.2%."
+    )
