@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from app.registry import ModelRegistry, ModelUnavailable
 from app.seq2seq import service
 from app.seq2seq.requests import InflectRequest, Seq2SeqResponse, TranslateRequest
+from models import seq2seq_run
 from models.errors import InvalidInput
 from models.seq2seq import Trace, six_digits
 from models.seq2seq_run import SERVED, run
@@ -78,3 +80,154 @@ def test_copied_spans_mark_the_pieces_the_pointer_wrote() -> None:
     ]
     assert copied_spans(answer([None] * 7)) is None
     assert copied_spans(answer([0.8] * 7)) == [{"text": "Server 192.1 abgelehnt", "copied": True}]
+
+
+# --- the verdict's typography line, the readability check and the copy model's choice ----------
+
+
+@pytest.mark.parametrize(
+    ("hypothesis", "answer", "line"),
+    [
+        (  # one variant each way round: the reference's mark first
+            "Don't",
+            "Don’t",
+            "Only the typography differs: the reference writes “’” where the model wrote “'”.",
+        ),
+        (  # the plain mark also in the reference: the curly one still tells them apart
+            "Don't",
+            "Don’t 'x'",
+            "Only the typography differs: the reference writes “’” where the model wrote “'”.",
+        ),
+        (  # the curly mark in both, the plain one in the model's only
+            "Don’t 'x'",
+            "Don’t ’x’",
+            "Only the typography differs: the reference writes “’” where the model wrote “'”.",
+        ),
+        (  # the same marks on both sides, in other places: nothing to name
+            "Don’t 'x'",
+            "Don't ’x’",
+            "Only the typography differs: the spacing around an ellipsis.",
+        ),
+        (
+            'It\'s "x"',
+            "It’s „x“",
+            "Only the typography differs: the reference writes “’” where the model wrote “'”; "
+            'and ““” where the model wrote “"”; and “„” where the model wrote “"”.',
+        ),
+        (
+            "Speichern\u00a0...",
+            "Speichern …",
+            "Only the typography differs: the reference writes “…” where the model wrote “...”; "
+            "and a space where the model wrote a non-breaking space.",
+        ),
+    ],
+)
+def test_the_typography_line_names_each_mark_the_reference_writes(
+    hypothesis: str, answer: str, line: str
+) -> None:
+    assert seq2seq_run.typography_line(hypothesis, answer) == line
+
+
+class Pieces:
+    """A source tokenizer stand-in: fixed pieces, some of them unknown."""
+
+    def __init__(self, pieces: list[str], unknown: set[str]) -> None:
+        self.pieces, self.unknown = pieces, unknown
+
+    def encode(self, text: str, out_type: type) -> list[str]:
+        return self.pieces
+
+    def piece_to_id(self, piece: str) -> int:
+        return seq2seq_run.UNK if piece in self.unknown else 7
+
+
+@pytest.mark.parametrize(
+    ("pieces", "unknown", "sentence"),
+    [
+        (
+            [],
+            set(),
+            "The sentence has nothing the model can read (only invisible or control "
+            "characters); type some words.",
+        ),
+        (
+            ["▁Open", "▁✓☃", "▁now", "▁☃"],
+            {"▁✓☃", "▁☃"},
+            "The sentence has characters the translation model never saw: ☃✓; remove or "
+            "replace them.",
+        ),
+    ],
+)
+def test_an_unreadable_sentence_is_refused_with_what_to_change(
+    pieces: list[str], unknown: set[str], sentence: str
+) -> None:
+    translator = SimpleNamespace(source_sp=Pieces(pieces, unknown))
+    with pytest.raises(InvalidInput) as caught:
+        seq2seq_run.check_readable(translator, "x")  # type: ignore[arg-type]
+    assert str(caught.value) == sentence
+    seq2seq_run.check_readable(SimpleNamespace(source_sp=Pieces(["▁Open"], set())), "Open")  # type: ignore[arg-type]
+
+
+def test_a_copy_model_is_chosen_by_its_trained_alpha(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert seq2seq_run.copy_checkpoint(1.5) == "seq2seq-translate-copy-a1.5"
+    with pytest.raises(InvalidInput) as caught:
+        seq2seq_run.copy_checkpoint(2.0)
+    assert str(caught.value) == (
+        "There is no copy model trained with α = 2 (copy models: 1, 1.5); pick one of those α "
+        "values, or leave `copy_model` out."
+    )
+    monkeypatch.setattr(seq2seq_run, "COPY_SERVED", {})
+    with pytest.raises(InvalidInput, match=r"\(copy models: none yet\); pick one"):
+        seq2seq_run.copy_checkpoint(1.5)
+
+
+def test_a_model_that_names_no_corpus_trained_on_v1(monkeypatch: pytest.MonkeyPatch) -> None:
+    served = SimpleNamespace(corpus=None)
+    assert not seq2seq_run.on_served_corpus(served)  # type: ignore[arg-type]
+    monkeypatch.setattr(seq2seq_run, "SERVED_CORPUS", "v1")
+    assert seq2seq_run.on_served_corpus(served)  # type: ignore[arg-type]
+    assert not seq2seq_run.on_served_corpus(SimpleNamespace(corpus="v2"))  # type: ignore[arg-type]
+
+
+def test_a_translation_without_its_reference_file_is_still_an_answer(
+    registry: ModelRegistry,
+) -> None:
+    def load(name: str) -> object:
+        if name == seq2seq_run.REFERENCES["translation"]:
+            raise ModelUnavailable(name, "not trained yet")
+        return registry.get(name)
+
+    response = run(TranslateRequest(text="Permission denied", beam_width=2), load)
+    assert response.reference is None and response.hypotheses
+
+
+def test_the_inference_alpha_and_the_check_reach_the_translator(registry: ModelRegistry) -> None:
+    request = TranslateRequest(text="Permission denied", beam_width=2, inference_alpha=1.2)
+    response = run(request, registry.get)
+    assert (response.attn_alpha, response.out_alpha) == (1.2, 1.2)
+    assert response.model.trained_output_alpha == 1.5
+
+    class Stop(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        run(TranslateRequest(text="Permission denied"), registry.get, stop)
+
+
+def test_a_translation_snapshot_is_loaded_by_its_step() -> None:
+    asked: list[str] = []
+
+    class Asked(Exception):
+        pass
+
+    def load(name: str) -> object:
+        asked.append(name)
+        raise Asked
+
+    step = seq2seq_run.snapshots.kept_steps(seq2seq_run.SNAPSHOTS["translation"])[0]
+    with pytest.raises(Asked):
+        run(TranslateRequest(text="Open", snapshot=step), load)
+    assert asked == [f"{seq2seq_run.SNAPSHOTS['translation']}@{step}"]
