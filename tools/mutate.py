@@ -201,17 +201,19 @@ TARGETS = {
         ),
     ),
     "compute": Target("app/compute.py", ("tests/test_hardening_requests.py",)),
-    "content": Target(
-        "app/content.py",
-        ("tests/test_content.py", "tests/test_pages.py", "tests/test_page_numbers.py"),
-    ),
+    "content": Target("app/content.py", ("tests/test_content.py", "tests/test_page_numbers.py")),
     "takeaways": Target(
         "app/result_takeaways.py",
         ("tests/test_result_takeaways.py", "tests/test_reader_terms.py"),
     ),
     "widgets": Target(
         "app/widgets/__init__.py",
-        ("tests/test_pages.py", "tests/test_reader_terms.py", "tests/test_result_values.py"),
+        (
+            "tests/test_page_gate.py",
+            "tests/test_pages.py",
+            "tests/test_reader_terms.py",
+            "tests/test_result_values.py",
+        ),
     ),
     "results-table": Target(
         "app/widgets/results_table.py",
