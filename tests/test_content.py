@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
+from app import content
 from app.content import (
     ContentError,
     ContentLibrary,
@@ -33,6 +35,13 @@ bibtex: |
   @article{a2019, title={A Paper}}
 ---
 """
+
+
+@pytest.fixture(autouse=True)
+def fresh_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test renders with a parser built now, not the one built at import: what is tested
+    is the dialect `_make_markdown` configures (mutation tests change it per test run)."""
+    monkeypatch.setattr(content, "MARKDOWN", content._make_markdown())
 
 
 def html_of(markdown: str) -> str:
@@ -285,3 +294,75 @@ def test_named_operators_take_limits_below_and_setminus_is_printable() -> None:
 def test_comparison_signs_in_math_stay_escaped() -> None:
     html = render_math("a < b", display=False)
     assert "<mo>&lt;</mo>" in html
+
+
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        ("# Title\n", "<h1>Title</h1>"),  # the page's own title: no anchor
+        ("#### Deep\n", "<h4>Deep</h4>"),  # below the table of contents: no anchor
+        (
+            "## Two\n",
+            '<h2 id="two">Two <a class="header-anchor" href="#two">#</a></h2>',
+        ),
+        ("Pay $5 and $6 today.\n", "<p>Pay $5 and $6 today.</p>"),  # prices are not math
+        ("The $ y $ here.\n", '<p>The <span class="math inline"><math'),  # spaced math is
+        ("$$x$$ (eq1)\n", "(eq1)</p>"),  # no numbered-equation labels: the text stays
+        ('"Quotes" -- and (c)\n', "<p>&quot;Quotes&quot; -- and (c)</p>"),  # no typographer
+        ("| a |\n|---|\n| 1 |\n", '<div class="table-scroll">\n<table>\n<thead>'),
+        ("| a |\n|---|\n| 1 |\n", "</tbody>\n</table>\n</div>"),
+        ("```\ncode\n```\n", '<pre tabindex="0"><code>code\n</code></pre>'),
+        ("::: details\nText\n:::\n", '<details class="fold">\n<summary>More</summary>'),
+    ],
+)
+def test_the_page_dialect(markdown: str, html: str) -> None:
+    assert html in html_of(markdown)
+
+
+def test_a_latex_error_keeps_its_own_delimiters() -> None:
+    assert render_math("x^", display=True).endswith(">$$x^$$</span>")
+    assert render_math("x^", display=False).endswith(">$x^$</span>")
+
+
+def test_a_yaml_error_names_its_line() -> None:
+    call = content.parse_widget_block("name: results-table\nsource: [demo\n")
+    assert call.error is not None
+    assert call.error.startswith("The widget block is not valid YAML (line 3: ")
+    assert content._yaml_problem(yaml.YAMLError("no document")) == "no document"
+    unmarked = yaml.MarkedYAMLError(problem="odd input")
+    assert content._yaml_problem(unmarked) == str(unmarked)
+
+
+def test_render_body_joins_the_segments_as_they_are() -> None:
+    paper = parse_paper(FIXTURE_CONTENT / "alpha-paper.md")
+    html = render_body(paper, lambda call: "")
+    assert html == "".join(s for s in paper.segments if isinstance(s, str))
+
+
+def test_a_file_replaced_with_the_same_mtime_is_read_again(fixture_content: Path) -> None:
+    """A deleted file leaves the cache: a new file of the same name is parsed, even when
+    its modification time happens to equal the old one's."""
+    library = ContentLibrary(fixture_content)
+    path = fixture_content / "beta-paper.md"
+    first = library.get("beta-paper")
+    assert first is not None
+    path.unlink()
+    assert library.get("beta-paper") is None
+    write(path, FRONT_MATTER + "## Replaced\n")
+    os.utime(path, ns=(first.mtime_ns, first.mtime_ns))
+    again = library.get("beta-paper")
+    assert again is not None and again.meta.title == "A Paper"
+
+
+def test_a_broken_file_is_reported_once_per_version(
+    fixture_content: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    library = ContentLibrary(fixture_content)
+    with caplog.at_level(logging.ERROR):
+        library.papers()
+        library.papers()
+    skipped = [r.getMessage() for r in caplog.records if "broken-paper.md" in r.getMessage()]
+    assert len(skipped) == 1
+    assert skipped[0].endswith(
+        "broken-paper.md: front matter is not valid YAML (line 2: expected ',' or ']', but got ':')"
+    )
