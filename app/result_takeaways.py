@@ -34,16 +34,16 @@ def number(cell: str) -> float:
 
 
 def column(table: Table, name: str) -> list[str]:
-    columns = list(table.get("columns", []))
+    columns = list(table["columns"])
     if name not in columns:
         raise TakeawayError(f"no column “{name}”")
     index = columns.index(name)
-    return [str(row[index]) for row in table.get("rows", [])]
+    return [str(row[index]) for row in table["rows"]]
 
 
 def rows_where(table: Table, name: str, value: str) -> list[Sequence[str]]:
-    index = list(table.get("columns", [])).index(name)
-    return [row for row in table.get("rows", []) if str(row[index]) == value]
+    index = list(table["columns"]).index(name)
+    return [row for row in table["rows"] if str(row[index]) == value]
 
 
 def points(value: float) -> str:
@@ -173,7 +173,7 @@ def tsp_baselines(table: Table) -> str:
 
 
 def tsp_reference_check(table: Table) -> str:
-    rows = {str(row[0]): row for row in table.get("rows", [])}
+    rows = {str(row[0]): row for row in table["rows"]}
     columns = list(table["columns"])
     gap, optimal = columns.index("mean length (gap to optimal)"), columns.index("optimal tours")
     reference = next((row for name, row in rows.items() if name.startswith("best solver")), None)
@@ -210,7 +210,7 @@ def sort(table: Table) -> str:
 
 def sparse_pointer(table: Table) -> str:
     dense = rows_where(table, "pointer", "softmax")
-    sparse = [row for row in table.get("rows", []) if row[0] != "softmax"]
+    sparse = [row for row in table["rows"] if row[0] != "softmax"]
     if not dense or len(dense) != len(sparse):
         raise TakeawayError("expected one sparse row per softmax row")
     columns = list(table["columns"])
@@ -230,7 +230,7 @@ def sparse_tsp(table: Table) -> str:
     """The sparse TSP pointer against the softmax one at the largest n: greedy gap and support."""
     columns = list(table["columns"])
     greedy, support = columns.index("greedy (gap to reference)"), columns.index("mean support size")
-    rows = [list(map(str, row)) for row in table.get("rows", [])]
+    rows = [list(map(str, row)) for row in table["rows"]]
     largest = max((row[1] for row in rows), key=int, default=None)
     dense = next((r for r in rows if r[0] == "softmax" and r[1] == largest), None)
     sparse = next((r for r in rows if r[0] != "softmax" and r[1] == largest), None)
@@ -274,7 +274,7 @@ def translation(table: Table) -> str:
 
 
 def sparsity(table: Table) -> str:
-    ours = [row for row in table.get("rows", []) if not str(row[0]).startswith("paper")]
+    ours = [row for row in table["rows"] if not str(row[0]).startswith("paper")]
     columns = list(table["columns"])
     exact = columns.index("beam 5 exact")
     softmax = [number(row[exact]) for row in ours if row[1] == "1"]
@@ -300,7 +300,7 @@ def inflection_full(table: Table) -> str:
     tables' high models, held out."""
     columns = list(table["columns"])
     test = columns.index("test accuracy (7-language average)")
-    rows = [list(map(str, row)) for row in table.get("rows", [])]
+    rows = [list(map(str, row)) for row in table["rows"]]
     high = {row[1]: row for row in rows if row[0] == "high"}
     full: dict[str, list[str]] = {}
     for row in rows:
@@ -324,7 +324,7 @@ def inflection_full(table: Table) -> str:
 
 def translation_data(table: Table) -> str:
     """How much larger the widget's corpus is than the tables' one."""
-    rows = {str(row[0]): row for row in table.get("rows", [])}
+    rows = {str(row[0]): row for row in table["rows"]}
     if not {"v1", "v2"} <= rows.keys():
         raise TakeawayError("expected corpus rows v1 and v2")
     columns = list(table["columns"])
@@ -345,7 +345,7 @@ def translation_live(table: Table) -> str:
     columns = list(table["columns"])
     bleu = columns.index("BLEU, v1 test set")
     groups: dict[str, dict[str, float]] = {}
-    for row in table.get("rows", []):
+    for row in table["rows"]:
         groups.setdefault(str(row[0]), {})[str(row[1])] = number(row[bleu])
     parts = []
     for model, scores in groups.items():

@@ -14,11 +14,15 @@ import pytest
 from app.result_takeaways import (
     TAKEAWAYS,
     TakeawayError,
+    column,
     copy,
     hull,
     inflection,
     inflection_full,
+    number,
+    points,
     sort,
+    span,
     sparse_pointer,
     sparse_tsp,
     sparsity,
@@ -437,12 +441,6 @@ def test_the_sparse_tsp_sentence_carries_both_gaps_at_the_numerically_largest_n(
     )
 
 
-def test_a_sparse_tsp_table_without_rows_shows_without_a_takeaway() -> None:
-    columns = ["pointer", "tested n", "greedy (gap to reference)", "mean support size"]
-    assert takeaway("pointer", "sparse-tsp", {"columns": columns}) is None
-    assert takeaway("pointer", "sparse-tsp", {"columns": columns, "rows": []}) is None
-
-
 def test_the_inflection_sentence_signs_each_settings_average() -> None:
     columns = ["setting", "language", "α = 1", "α = 1.5", "1.5 − 1"]
     rows = [
@@ -723,3 +721,70 @@ def test_the_copy_sentence_skips_an_alpha_without_a_copy_model() -> None:
         "Copy model against its generate-only parent at α = 1.5: fidelity 60.8% → 92.7%, "
         "BLEU 27.4 → 28.0, frequent sources 90.8% → 94.2%."
     )
+
+
+def test_a_cell_is_read_for_its_number_and_a_missing_one_is_named() -> None:
+    with pytest.raises(TakeawayError, match="^“n/a” holds no number$"):
+        number("n/a")
+    with pytest.raises(TakeawayError, match="^no column “BLEU”$"):
+        column({"columns": ["α"], "rows": [["1"]]}, "BLEU")
+
+
+def test_a_difference_that_rounds_to_nothing_has_no_sign() -> None:
+    assert [points(v) for v in (0.04, -0.04, 0.05, -1.26)] == ["±0.0", "±0.0", "+0.1", "−1.3"]
+    assert span([0.96, 1.04]) == "1.0 points"  # the same at the precision shown
+    assert span([-0.96, 1.14]) == "1.0 to 1.1 points"
+
+
+INFLECTION_FULL = ["training set", "α", "test accuracy (7-language average)"]
+
+
+def test_the_widget_models_sentence_names_an_unnamed_alpha_and_a_small_lead() -> None:
+    table = {
+        "columns": INFLECTION_FULL,
+        "rows": [
+            ["high", "1", "80.0%"],
+            ["high", "1.33", "81.0%"],
+            ["full + 6 replays", "1", "80.5%"],
+            ["full + 6 replays", "1.33", "81.5%"],
+        ],
+    }
+    assert inflection_full(table) == (
+        "Held out, the widget's models reach 80.5% (softmax) and 81.5% (α = 1.33), 0.5 points "
+        "above the high models."
+    )
+    without_softmax = {"columns": INFLECTION_FULL, "rows": table["rows"][1::2]}
+    with pytest.raises(TakeawayError, match="^expected full and high rows for softmax and a "):
+        inflection_full(without_softmax)
+
+
+LIVE = ["model", "α", "BLEU, v1 test set"]
+
+
+def test_the_live_translation_sentence_skips_a_model_without_softmax() -> None:
+    rows = [
+        ["v1", "1.5", "20.0"],
+        ["v1", "2", "19.0"],
+        ["big", "1", "25.0"],
+        ["big", "1.5", "26.0"],
+    ]
+    assert translation_live({"columns": LIVE, "rows": rows}) == (
+        "Best BLEU on the v1 test sentences: α = 1.5 among the big models (26.0, +1.0 against "
+        "softmax)."
+    )
+    with pytest.raises(TakeawayError, match="^expected softmax and another α for some model$"):
+        translation_live({"columns": LIVE, "rows": rows[:2]})
+
+
+def test_the_copy_sentence_lists_each_alpha_and_needs_a_pair() -> None:
+    generate = ["generate only", "1", "55.0%", "80.0%", "40.0%", "27.0", "90.0%", "48,000"]
+    copy_row = ["copy", "1", "90.0%", "86.0%", "93.0%", "27.5", "93.0%", "+12,000"]
+    rows = [
+        generate,
+        copy_row,
+        [*generate[:1], "1.5", *generate[2:]],
+        [*copy_row[:1], "1.5", *copy_row[2:]],
+    ]
+    assert copy({"columns": COPY_COLUMNS, "rows": rows}).count("; α = 1.5: fidelity") == 1
+    with pytest.raises(TakeawayError, match="^expected a generate-only and a copy row at some α$"):
+        copy({"columns": COPY_COLUMNS, "rows": [generate]})
