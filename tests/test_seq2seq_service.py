@@ -231,3 +231,29 @@ def test_a_translation_snapshot_is_loaded_by_its_step() -> None:
     with pytest.raises(Asked):
         run(TranslateRequest(text="Open", snapshot=step), load)
     assert asked == [f"{seq2seq_run.SNAPSHOTS['translation']}@{step}"]
+
+
+class FakeClock:
+    """perf_counter reading 10 s, then 10.2501234 s: a decode of 250.1234 ms."""
+
+    def __init__(self) -> None:
+        self.readings = iter([10.0, 10.2501234])
+
+    def perf_counter(self) -> float:
+        return next(self.readings)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        InflectRequest(lemma="walk", language="en", features="V;PST", beam_width=2),
+        TranslateRequest(text="Permission denied", beam_width=2),
+    ],
+)
+def test_the_server_time_is_the_decode_in_milliseconds_to_two_places(
+    registry: ModelRegistry,
+    monkeypatch: pytest.MonkeyPatch,
+    request_: InflectRequest | TranslateRequest,
+) -> None:
+    monkeypatch.setattr(seq2seq_run, "time", FakeClock())
+    assert run(request_, registry.get).server_ms == 250.12
