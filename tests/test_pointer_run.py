@@ -33,6 +33,7 @@ from models.pointer_run import (
     is_attention_model,
     resolve,
     run,
+    tsp_score,
 )
 from models.tasks import InvalidInstance, tsp
 
@@ -286,7 +287,49 @@ def test_the_attention_model_decodes_greedy_sample_and_symmetric() -> None:
 
     symmetric = tour("symmetric")
     assert symmetric.samples == 1 and symmetric.best_of_k is None
-    assert symmetric.length <= greedy.length + 1e-9  # greedy from city 0 is one of its rollouts
+    model = attention_stand_in("attention-routing-tsp20").model
+    assert symmetric.order == attention_routing.symmetric_trace(model, np.array(SEVEN)).order
+    assert symmetric.length < greedy.length  # on these cities, another start does better
+
+
+@pytest.mark.parametrize("decoder", ["greedy", "sample", "symmetric"])
+def test_the_step_check_reaches_the_attention_models_decoders(decoder: str) -> None:
+    class Stop(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stop
+
+    request = PointerRequest("tsp", SEVEN, decoder=decoder, model="attention-routing-tsp20")
+    with pytest.raises(Stop):
+        run(request, attention_stand_in, check=stop)
+
+
+# cities where a tour's length and its reverse's differ in the 13th decimal place
+REVERSIBLE = np.array(
+    [
+        [0.4761034968990149, 0.5298369271476612],
+        [0.4513728836389701, 0.3337934214068816],
+        [0.6045424836739276, 0.41695265934282655],
+        [0.8205255268277644, 0.8682371468871806],
+        [0.3379069891461307, 0.6917000287249011],
+        [0.43077510359316307, 0.2434098202494015],
+        [0.9894035426472247, 0.23811566968843023],
+        [0.660294994672673, 0.7624535513714519],
+        [0.6949042303156655, 0.08837085332274885],
+        [0.2860617896865909, 0.6833652494768385],
+    ]
+)
+
+
+def test_a_tour_drawn_backwards_scores_the_same() -> None:
+    """So the sample decoder never counts the reverse of its best tour as an improvement."""
+    order = [7, 6, 1, 2, 3, 4, 9, 0, 8, 5]
+    backwards = [order[0], *order[:0:-1]]
+    lengths = tsp.tour_length(REVERSIBLE, order), tsp.tour_length(REVERSIBLE, backwards)
+    assert lengths[0] != lengths[1]  # floating point sums the legs in another order
+    score = tsp_score(REVERSIBLE)
+    assert score.cost(order) == score.cost(backwards)
 
 
 def test_a_pointer_network_refuses_the_symmetric_decoder() -> None:
