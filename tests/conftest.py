@@ -33,6 +33,19 @@ from models.checkpoints import (  # noqa: E402
 )
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+
+
+class FakeClock:
+    """A stand-in for the `time` module of code that times itself: perf_counter returns the
+    readings given, in order (monkeypatch a module's `time` with it)."""
+
+    def __init__(self, *readings: float) -> None:
+        self.readings = iter(readings)
+
+    def perf_counter(self) -> float:
+        return next(self.readings)
+
+
 SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
 
 

@@ -36,6 +36,7 @@ from models.pointer_run import (
     tsp_score,
 )
 from models.tasks import InvalidInstance, tsp
+from tests.conftest import FakeClock
 
 CONFIGS = {
     "pointer-hull": Config(hidden=8, end_position=True, glimpse_residual=True, input_order="x"),
@@ -160,13 +161,16 @@ def test_a_hull_sample_keeps_the_largest_simple_polygon_drawn() -> None:
         assert math.isclose(values[-1], trace.area, rel_tol=1e-9)
 
 
+class Stop(Exception):
+    pass
+
+
+def stop() -> None:
+    """A step check that stops the decode."""
+    raise Stop
+
+
 def test_the_step_check_reaches_the_decoder() -> None:
-    class Stop(Exception):
-        pass
-
-    def stop() -> None:
-        raise Stop
-
     for task in ("hull", "tsp"):
         with pytest.raises(Stop):
             run(PointerRequest(task, FIVE), load, check=stop)
@@ -183,16 +187,6 @@ def decoded_as(order: list[int]) -> Callable[..., Decoded]:
         return Decoded(trace, 1, 1, None)
 
     return decode
-
-
-class FakeClock:
-    """perf_counter reading 10 s, then 10.25 s: a decode that took 250 ms."""
-
-    def __init__(self) -> None:
-        self.readings = iter([10.0, 10.25])
-
-    def perf_counter(self) -> float:
-        return next(self.readings)
 
 
 @pytest.mark.parametrize(
@@ -213,7 +207,7 @@ def test_hull_verdicts_follow_the_decoded_polygon(
     gap: float | None,
 ) -> None:
     monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
-    monkeypatch.setattr(pointer_run, "time", FakeClock())
+    monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))  # 250 ms
     trace = run(PointerRequest("hull", FIVE), load)
     assert isinstance(trace, HullResponse)
     assert (trace.valid, trace.correct, trace.order) == (valid, correct, order)
@@ -240,7 +234,7 @@ def test_tsp_verdicts_follow_the_decoded_tour(
     ratio: float | None,
 ) -> None:
     monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
-    monkeypatch.setattr(pointer_run, "time", FakeClock())
+    monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))  # 250 ms
     trace = run(PointerRequest("tsp", FIVE), load)
     assert isinstance(trace, TspResponse)
     assert (trace.valid, trace.correct) == (valid, correct)
@@ -294,12 +288,6 @@ def test_the_attention_model_decodes_greedy_sample_and_symmetric() -> None:
 
 @pytest.mark.parametrize("decoder", ["greedy", "sample", "symmetric"])
 def test_the_step_check_reaches_the_attention_models_decoders(decoder: str) -> None:
-    class Stop(Exception):
-        pass
-
-    def stop() -> None:
-        raise Stop
-
     request = PointerRequest("tsp", SEVEN, decoder=decoder, model="attention-routing-tsp20")
     with pytest.raises(Stop):
         run(request, attention_stand_in, check=stop)

@@ -14,6 +14,7 @@ from models import seq2seq_run
 from models.errors import InvalidInput
 from models.seq2seq import Trace, six_digits
 from models.seq2seq_run import SERVED, run
+from tests.conftest import FakeClock
 from tests.test_api_seq2seq import write_tiny_checkpoints
 
 
@@ -233,16 +234,6 @@ def test_a_translation_snapshot_is_loaded_by_its_step() -> None:
     assert asked == [f"{seq2seq_run.SNAPSHOTS['translation']}@{step}"]
 
 
-class FakeClock:
-    """perf_counter reading 10 s, then 10.2501234 s: a decode of 250.1234 ms."""
-
-    def __init__(self) -> None:
-        self.readings = iter([10.0, 10.2501234])
-
-    def perf_counter(self) -> float:
-        return next(self.readings)
-
-
 @pytest.mark.parametrize(
     "request_",
     [
@@ -255,5 +246,5 @@ def test_the_server_time_is_the_decode_in_milliseconds_to_two_places(
     monkeypatch: pytest.MonkeyPatch,
     request_: InflectRequest | TranslateRequest,
 ) -> None:
-    monkeypatch.setattr(seq2seq_run, "time", FakeClock())
+    monkeypatch.setattr(seq2seq_run, "time", FakeClock(10.0, 10.2501234))  # 250.1234 ms
     assert run(request_, registry.get).server_ms == 250.12
