@@ -189,6 +189,13 @@ def decoded_as(order: list[int]) -> Callable[..., Decoded]:
     return decode
 
 
+def run_decoding_as(monkeypatch: pytest.MonkeyPatch, task: str, order: list[int]) -> Any:
+    """`run` on FIVE with the decoder answering `order`, on a clock that reads 250 ms."""
+    monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
+    monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))
+    return run(PointerRequest(task, FIVE), load)
+
+
 @pytest.mark.parametrize(
     ("order", "valid", "correct", "area", "gap"),
     [
@@ -206,9 +213,7 @@ def test_hull_verdicts_follow_the_decoded_polygon(
     area: float | None,
     gap: float | None,
 ) -> None:
-    monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
-    monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))  # 250 ms
-    trace = run(PointerRequest("hull", FIVE), load)
+    trace = run_decoding_as(monkeypatch, "hull", order)
     assert isinstance(trace, HullResponse)
     assert (trace.valid, trace.correct, trace.order) == (valid, correct, order)
     if area is not None:
@@ -233,9 +238,7 @@ def test_tsp_verdicts_follow_the_decoded_tour(
     correct: bool,
     ratio: float | None,
 ) -> None:
-    monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
-    monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))  # 250 ms
-    trace = run(PointerRequest("tsp", FIVE), load)
+    trace = run_decoding_as(monkeypatch, "tsp", order)
     assert isinstance(trace, TspResponse)
     assert (trace.valid, trace.correct) == (valid, correct)
     assert trace.reference.optimal
