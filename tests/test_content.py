@@ -70,17 +70,33 @@ def test_front_matter_fields_are_parsed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("No front matter at all.\n", "no front matter"),
-        ("---\ntitle: [unclosed\n---\n", "not valid YAML"),
-        ("---\n- a list\n---\n", "must be a YAML mapping"),
-        ("---\ntitle: Only a title\n---\n", "lacks authors"),
-        (FRONT_MATTER.replace("year: 2019", "year: soon"), "must be integers"),
-        (FRONT_MATTER.replace("tags: [sparsity]", "tags: sparsity"), "must be lists"),
+        (
+            "No front matter at all.\n",
+            "no front matter: the file must start with a '---' YAML block",
+        ),
+        (
+            "---\ntitle: [unclosed\n---\n",
+            "front matter is not valid YAML (line 1: expected ',' or ']', but got '<stream end>')",
+        ),
+        ("---\n- a list\n---\n", "front matter must be a YAML mapping"),
+        (
+            "---\ntitle: Only a title\n---\n",
+            "front matter lacks authors, venue, year, arxiv, tldr, tags, order",
+        ),
+        (
+            FRONT_MATTER.replace("year: 2019", "year: soon"),
+            "front matter `year` and `order` must be integers",
+        ),
+        (
+            FRONT_MATTER.replace("tags: [sparsity]", "tags: sparsity"),
+            "front matter `authors` and `tags` must be lists",
+        ),
     ],
 )
 def test_bad_front_matter_is_a_content_error(tmp_path: Path, text: str, message: str) -> None:
-    with pytest.raises(ContentError, match=message):
+    with pytest.raises(ContentError) as caught:
         parse_paper(write(tmp_path / "bad.md", text))
+    assert str(caught.value) == message
 
 
 def test_front_matter_split_keeps_the_body() -> None:
@@ -362,7 +378,92 @@ def test_a_broken_file_is_reported_once_per_version(
         library.papers()
         library.papers()
     skipped = [r.getMessage() for r in caplog.records if "broken-paper.md" in r.getMessage()]
-    assert len(skipped) == 1
+    assert len(skipped) == 1 and skipped[0].startswith("skipping ")
     assert skipped[0].endswith(
         "broken-paper.md: front matter is not valid YAML (line 2: expected ',' or ']', but got ':')"
     )
+
+
+def test_punctuation_after_inline_math_is_glued_to_it_wherever_the_math_stands() -> None:
+    def glued(letter: str, mark: str) -> str:
+        return (
+            '<span class="math-glue"><span class="math inline">'
+            '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow>'
+            f"<mi>{letter}</mi></mrow></math></span>{mark}</span>"
+        )
+
+    html = html_of("$a$. Then $b$, $c$, $d$; and $e$ here $f$.\n")
+    assert html == (
+        f"<p>{glued('a', '.')} Then {glued('b', ',')} {glued('c', ',')} {glued('d', ';')} and "
+        '<span class="math inline"><math xmlns="http://www.w3.org/1998/Math/MathML" '
+        f'display="inline"><mrow><mi>e</mi></mrow></math></span> here {glued("f", ".")}</p>\n'
+    )
+
+
+def test_toc_entries_are_the_heading_without_its_permalink() -> None:
+    _, toc = render_markdown("## Using `code`\n\n### With *em* here\n\n## Plain\n")
+    assert [(e.level, e.anchor, str(e.html)) for e in toc] == [
+        (2, "using-code", "Using <code>code</code>"),
+        (3, "with-em-here", "With <em>em</em> here"),
+        (2, "plain", "Plain"),
+    ]
+
+
+def test_a_body_is_split_into_html_and_widget_calls_without_empty_pieces() -> None:
+    segments, _ = render_markdown("```widget\nname: results-table\n```\n")
+    assert segments == (WidgetCall("results-table", {}, None, "name: results-table\n"), "\n")
+    segments, _ = render_markdown("Text {{a.b | 1 | c}}\n")
+    assert [type(s).__name__ for s in segments] == ["str", "WidgetCall", "str"]
+
+
+@pytest.mark.parametrize(
+    ("block", "error"),
+    [
+        ("name: [x\n", "The widget block is not valid YAML (line 2: "),
+        ("- a list\n", "The widget block needs a `name:` key."),
+        ("name: 3\n", "The widget block needs a `name:` key."),
+    ],
+)
+def test_a_broken_widget_block_keeps_its_source_for_the_error_box(block: str, error: str) -> None:
+    call = content.parse_widget_block(block)
+    assert (call.name, call.params, call.source) == ("", {}, block)
+    assert call.error is not None and call.error.startswith(error)
+
+
+@pytest.mark.parametrize(
+    ("latex", "display", "kept"),
+    [
+        (r"\ln_{k} x", True, "<msub><mi>ln</mi>"),  # a function name, not an operator
+        (r"\operatorname*{ab}_k", True, '<munder><mo movablelimits="true">ab</mo>'),
+        (r"\operatorname*{a}_k", True, '<msub><mo movablelimits="true">a</mo>'),
+    ],
+)
+def test_only_named_operators_take_their_limits_below(latex: str, display: bool, kept: str) -> None:
+    assert kept in render_math(latex, display)
+
+
+def test_each_latex_error_says_why_in_its_own_delimiters() -> None:
+    assert render_math("x^", display=True) == (
+        '<span class="math-error" role="note" title="LaTeX error: '
+        'MissingSuperScriptOrSubscriptError">$$x^$$</span>'
+    )
+    assert render_math(r"\notacommand{x}", display=True).endswith(">$$\\notacommand{x}$$</span>")
+
+
+@pytest.mark.parametrize(
+    ("title", "slug"),
+    [("!!!", "section"), ("a\ue000b", "a-b"), ("a—b", "a-b"), ("α–β", "alpha-beta")],
+)
+def test_a_heading_slug_keeps_letters_and_digits_only(title: str, slug: str) -> None:
+    assert content.slugify(title) == slug
+
+
+def test_front_matter_fields_are_read_as_text(tmp_path: Path) -> None:
+    data, _ = split_front_matter(FRONT_MATTER)
+    del data["bibtex"]
+    meta = content.parse_meta({**data, "tldr": 42})
+    assert (meta.tldr, meta.bibtex) == ("42", "")
+    path = write(tmp_path / "a-paper.md", FRONT_MATTER + "Body.\n")
+    assert parse_paper(path).path == path
+    with pytest.raises(ContentError, match="^front matter lacks venue, tags$"):
+        content.parse_meta({k: v for k, v in data.items() if k not in ("venue", "tags")})
