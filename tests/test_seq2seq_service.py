@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -11,11 +12,25 @@ from app.registry import ModelRegistry, ModelUnavailable
 from app.seq2seq import service
 from app.seq2seq.requests import InflectRequest, Seq2SeqResponse, TranslateRequest
 from models import seq2seq_run
+from models.checkpoints import read_manifest
 from models.errors import InvalidInput
+from models.references import InflectionLexicon, translation_document
 from models.seq2seq import Trace, six_digits
 from models.seq2seq_run import SERVED, run
+from models.tasks.inflection_serving import Inflector
+from models.tasks.translation import SentencePair
+from models.tasks.translation_serving import CopyTranslator, Translator
 from tests.conftest import FakeClock
 from tests.test_api_seq2seq import write_tiny_checkpoints
+
+
+class Stop(Exception):
+    pass
+
+
+def stop() -> None:
+    """A step check (or loader) that stops the run."""
+    raise Stop
 
 
 @pytest.fixture(scope="module")
@@ -207,13 +222,7 @@ def test_the_inference_alpha_and_the_check_reach_the_translator(registry: ModelR
     response = run(request, registry.get)
     assert (response.attn_alpha, response.out_alpha) == (1.2, 1.2)
     assert response.model.trained_output_alpha == 1.5
-
-    class Stop(Exception):
-        pass
-
-    def stop() -> None:
-        raise Stop
-
+    assert response.model.inference_alpha == 1.2
     with pytest.raises(Stop):
         run(TranslateRequest(text="Permission denied"), registry.get, stop)
 
@@ -221,15 +230,12 @@ def test_the_inference_alpha_and_the_check_reach_the_translator(registry: ModelR
 def test_a_translation_snapshot_is_loaded_by_its_step() -> None:
     asked: list[str] = []
 
-    class Asked(Exception):
-        pass
-
     def load(name: str) -> object:
         asked.append(name)
-        raise Asked
+        raise Stop
 
     step = seq2seq_run.snapshots.kept_steps(seq2seq_run.SNAPSHOTS["translation"])[0]
-    with pytest.raises(Asked):
+    with pytest.raises(Stop):
         run(TranslateRequest(text="Open", snapshot=step), load)
     assert asked == [f"{seq2seq_run.SNAPSHOTS['translation']}@{step}"]
 
@@ -248,3 +254,226 @@ def test_the_server_time_is_the_decode_in_milliseconds_to_two_places(
 ) -> None:
     monkeypatch.setattr(seq2seq_run, "time", FakeClock(10.0, 10.2501234))  # 250.1234 ms
     assert run(request_, registry.get).server_ms == 250.12
+
+
+# --- what `run` hands on: the reference, the notes, the α, the checkpoint asked for -------------
+
+
+class Judged:
+    """seq2seq_run.judge, recording the hypothesis each verdict was asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, hypothesis: str, answers: Any) -> tuple[bool, str | None]:
+        self.asked.append(hypothesis)
+        return JUDGE(hypothesis, answers)
+
+
+JUDGE = seq2seq_run.judge
+
+
+def test_an_inflection_reads_the_lemma_as_learned_and_carries_the_lexicons_verdict(
+    registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged = Judged()
+    monkeypatch.setattr(seq2seq_run, "judge", judged)
+    request = InflectRequest(lemma="Talk", language="en", features="V;PST", beam_width=2)
+    response = run(request, registry.get)
+    assert (
+        response.input_note == "Read “Talk” as “talk”: the en model learned lower-case words only."
+    )
+    assert response.reference is not None
+    assert (response.reference.forms, response.reference.split) == (["talked"], "train")
+    assert response.reference.seen_in_training is not None  # the model's setting was recorded
+    assert judged.asked == [response.hypotheses[0].text]
+    assert response.beyond_training is None  # a lemma of the lexicon
+
+    unseen = run(InflectRequest(lemma="blorft", language="en", features="V;PST"), registry.get)
+    assert unseen.reference is not None and unseen.reference.split == "unseen"
+    assert unseen.beyond_training == (
+        "Beyond training: “blorft” is not in our en lexicon, so the model never saw it; the "
+        "answer applies what it learned from other words."
+    )
+    assert unseen.input_note is None
+
+
+def test_a_translation_carries_the_corpus_verdict_and_its_unseen_words(
+    registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged = Judged()
+    monkeypatch.setattr(seq2seq_run, "judge", judged)
+    response = run(TranslateRequest(text="Permission denied", beam_width=2), registry.get)
+    corpus = registry.get(seq2seq_run.REFERENCES["translation"])
+    assert response.reference is not None
+    assert response.reference.text == corpus.lookup("Permission denied").text
+    assert judged.asked == [response.hypotheses[0].text]
+    assert response.beyond_training is None
+
+    novel = run(TranslateRequest(text="Permission zqxwv denied", beam_width=1), registry.get)
+    assert novel.beyond_training is not None and "“zqxwv” occurs in none" in novel.beyond_training
+
+
+def test_the_typography_line_reaches_the_translation_reference(
+    registry: ModelRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(seq2seq_run, "judge", lambda hypothesis, answers: (True, "a line"))
+    response = run(TranslateRequest(text="Permission denied", beam_width=1), registry.get)
+    assert response.reference is not None
+    assert (response.reference.correct, response.reference.typography) == (True, "a line")
+
+
+@pytest.mark.parametrize(
+    ("fields", "name"), [({}, 1.5), ({"alpha": 1.0}, 1.0), ({"alpha": 2.0}, None)]
+)
+def test_a_copy_request_loads_the_copy_model_of_its_trained_alpha(
+    registry: ModelRegistry, fields: dict[str, float], name: float | None
+) -> None:
+    asked: list[str] = []
+
+    def load(checkpoint: str) -> Any:
+        asked.append(checkpoint)
+        return registry.get(checkpoint)
+
+    request = TranslateRequest(text="Permission denied", copy_model=True, **fields)
+    if name is None:  # no copy model at α = 2
+        with pytest.raises(InvalidInput, match="no copy model trained with α = 2"):
+            run(request, load)
+        assert asked == []
+    else:
+        run(request, load)
+        assert asked[0] == seq2seq_run.COPY_SERVED[name]
+
+
+def test_the_inference_alpha_and_the_check_reach_the_inflector(registry: ModelRegistry) -> None:
+    request = InflectRequest(lemma="talk", language="en", features="V;PST", inference_alpha=1.2)
+    response = run(request, registry.get)
+    assert (response.attn_alpha, response.out_alpha) == (1.2, 1.2)
+    assert response.model.inference_alpha == 1.2 and response.model.note is not None
+    with pytest.raises(Stop):
+        run(InflectRequest(lemma="talk", language="en", features="V;PST"), registry.get, stop)
+
+
+def test_an_inflection_snapshot_is_loaded_by_its_step() -> None:
+    asked: list[str] = []
+
+    def load(name: str) -> Any:
+        asked.append(name)
+        raise Stop
+
+    recipe = seq2seq_run.SNAPSHOTS["inflection"]
+    step = seq2seq_run.snapshots.kept_steps(recipe)[0]
+    with pytest.raises(Stop):
+        run(InflectRequest(lemma="talk", language="en", features="V;PST", snapshot=step), load)
+    assert asked == [f"{recipe}@{step}"]
+
+
+# --- the family's loaders, notes and verdicts, called directly ----------------------------------
+
+
+def test_a_served_model_carries_what_its_manifest_says(registry: ModelRegistry) -> None:
+    manifest = read_manifest(registry.checkpoint_dir)
+
+    def served(name: str) -> seq2seq_run.ServedSeq2Seq:
+        return seq2seq_run.load_served(registry.checkpoint_dir, name, manifest[name])
+
+    inflector = served(SERVED["inflection"][1.5])
+    assert (inflector.task, inflector.training_set, inflector.corpus) == (
+        "inflection",
+        "high",
+        None,
+    )
+    assert isinstance(inflector.runner, Inflector)
+    assert served(SERVED["inflection"][1.0]).training_set is None  # its entry names no setting
+    translator = served(SERVED["translation"][1.5])
+    assert (translator.task, translator.corpus) == ("translation", seq2seq_run.SERVED_CORPUS)
+    assert type(translator.runner) is Translator
+    assert isinstance(served(seq2seq_run.COPY_SERVED[1.5]).runner, CopyTranslator)
+    with pytest.raises(ValueError, match="^seq2seq task 'parsing' has no widget$"):
+        seq2seq_run.load_served(registry.checkpoint_dir, "x", {"task": "parsing"})
+
+
+def test_the_reference_files_load_as_lookups(registry: ModelRegistry) -> None:
+    manifest = read_manifest(registry.checkpoint_dir)
+    directory = registry.checkpoint_dir
+    name = seq2seq_run.REFERENCES["translation"]
+    corpus = seq2seq_run.load_reference(directory, name, manifest[name])
+    assert isinstance(corpus, seq2seq_run.ServedCorpus) and "permission" in corpus.training_words
+    name = seq2seq_run.REFERENCES["inflection"]
+    lexicon = seq2seq_run.load_reference(directory, name, manifest[name])
+    assert isinstance(lexicon, InflectionLexicon)
+    assert lexicon.lookup("en", "talk", "V;PST").forms == ("talked",)
+    empty = seq2seq_run.ServedCorpus(
+        translation_document({"test": [SentencePair("Open", "Öffnen")]}, "x")
+    )
+    assert empty.training_words == frozenset() and empty.unseen_words("Open") == ["Open"]
+
+
+def test_every_served_checkpoint_and_reference_is_loaded_at_start_up() -> None:
+    names = seq2seq_run.served_names()
+    for name in [*SERVED["inflection"].values(), *SERVED["translation"].values()]:
+        assert name in names
+    assert set(seq2seq_run.COPY_SERVED.values()) | set(seq2seq_run.REFERENCES.values()) <= set(
+        names
+    )
+
+
+@pytest.mark.parametrize(
+    ("attn", "out", "asked", "note"),
+    [
+        (1.5, 1.5, None, None),
+        (1.5, 1.5, 1.5, None),
+        (
+            1.5,
+            2.0,
+            1.5,
+            "Inference-time α = 1.5 on attention and output: this model was trained with "
+            "α = 1.5 (attention) and 2 (output), so these distributions are not the ones it "
+            "learned.",
+        ),
+    ],
+)
+def test_the_model_info_says_when_inference_alpha_is_not_the_trained_one(
+    attn: float, out: float, asked: float | None, note: str | None
+) -> None:
+    served = SimpleNamespace(
+        name="m", sha256="0" * 64, attn_alpha=attn, out_alpha=out, output_vocab_size=9
+    )
+    info = seq2seq_run.model_info(served, asked)  # type: ignore[arg-type]
+    assert (info.attention_alpha, info.output_alpha) == (
+        (attn, out) if asked is None else (asked, asked)
+    )
+    assert (info.inference_alpha, info.note) == (asked, note)
+
+
+def test_the_verdict_sees_through_spacing_and_typography() -> None:
+    assert seq2seq_run.spaced(" Datei \t  öffnen ") == "Datei öffnen"
+    assert seq2seq_run.plain_typography("„Speichern“  …") == '"Speichern"...'
+    assert seq2seq_run.plain_typography("Warte ...") == "Warte..."
+    assert seq2seq_run.judge("Datei  öffnen", ["Datei öffnen"]) == (True, None)
+    assert seq2seq_run.judge("Don't", ["Do", "Don’t"]) == (
+        True,
+        "Only the typography differs: the reference writes “’” where the model wrote “'”.",
+    )
+    assert seq2seq_run.judge("Dont", ["Don’t"]) == (False, None)
+
+
+LETTERS = {"en": "abcdefghijklmnopqrstuvwxyz", "de": "ABCabcäö", "go": "go"}
+
+
+@pytest.mark.parametrize(
+    ("language", "lemma", "read", "note"),
+    [
+        ("en", "Go", "go", "Read “Go” as “go”: the en model learned lower-case words only."),
+        ("en", "go", "go", None),
+        ("de", "Haus", "Haus", None),  # an alphabet with capitals: case is the model's to read
+        ("en", "Gö", "Gö", None),  # lower-cased, not all of it would be readable
+        ("xx", "Go", "Go", None),  # no alphabet for the language
+        ("go", "GO", "go", "Read “GO” as “go”: the go model learned lower-case words only."),
+    ],
+)
+def test_a_lemma_is_lower_cased_only_for_a_lower_case_alphabet(
+    language: str, lemma: str, read: str, note: str | None
+) -> None:
+    inflector = SimpleNamespace(vocab=SimpleNamespace(characters=LETTERS))
+    assert seq2seq_run.lemma_as_learned(inflector, language, lemma) == (read, note)  # type: ignore[arg-type]
