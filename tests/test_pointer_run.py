@@ -30,12 +30,16 @@ from models.pointer_run import (
     decoders_of,
     four_digits,
     hull_score,
+    hypotheses,
     is_attention_model,
+    model_values,
     resolve,
     run,
+    snapshot_steps,
+    sort_score,
     tsp_score,
 )
-from models.tasks import InvalidInstance, tsp
+from models.tasks import InvalidInstance, hull, tsp
 from tests.conftest import FakeClock
 
 CONFIGS = {
@@ -189,11 +193,13 @@ def decoded_as(order: list[int]) -> Callable[..., Decoded]:
     return decode
 
 
-def run_decoding_as(monkeypatch: pytest.MonkeyPatch, task: str, order: list[int]) -> Any:
-    """`run` on FIVE with the decoder answering `order`, on a clock that reads 250 ms."""
+def run_decoding_as(
+    monkeypatch: pytest.MonkeyPatch, task: str, order: list[int], inputs: list[Any] = FIVE
+) -> Any:
+    """`run` with the decoder answering `order`, on a clock that reads 250 ms."""
     monkeypatch.setattr(pointer_run, "decode", decoded_as(order))
     monkeypatch.setattr(pointer_run, "time", FakeClock(10.0, 10.25))
-    return run(PointerRequest(task, FIVE), load)
+    return run(PointerRequest(task, inputs), load)
 
 
 @pytest.mark.parametrize(
@@ -326,3 +332,96 @@ def test_a_tour_drawn_backwards_scores_the_same() -> None:
 def test_a_pointer_network_refuses_the_symmetric_decoder() -> None:
     with pytest.raises(UnknownModel, match="Pointer Network decodes greedy, beam, sample, not"):
         run(PointerRequest("tsp", FIVE, decoder="symmetric", model="pointer-tsp"), load)
+
+
+# a convex hull whose area, summed from another starting vertex, differs in the 13th place
+ROTATABLE = np.array(
+    [
+        [0.6228554436567377, 0.6477486989871363],
+        [0.9719568104180558, 0.9260642756120407],
+        [0.7901314297646521, 0.49666814287763084],
+        [0.3771652567408421, 0.12800332825843486],
+        [0.13481040713224757, 0.3061835594206991],
+        [0.4225743152862589, 0.04850379937815685],
+        [0.0025728547748479214, 0.6602998262218086],
+        [0.47889427080335123, 0.5123263626492736],
+    ]
+)
+
+
+def test_a_polygon_from_another_start_vertex_scores_the_same() -> None:
+    order = [1, 6, 4, 5, 2]
+    rotated = [6, 4, 5, 2, 1]
+    assert hull.polygon_area(ROTATABLE, order) != hull.polygon_area(ROTATABLE, rotated)
+    score = hull_score(ROTATABLE)
+    assert score.cost(order) == score.cost(rotated)
+
+
+def test_each_decoder_is_priced_by_the_outputs_it_carries() -> None:
+    assert [hypotheses(d, 8, 64, 50) for d in ("greedy", "beam", "sample", "symmetric")] == [
+        1,
+        8,
+        64,
+        50,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "read", "rescaled"),
+    [
+        ([0.2, 0.9, 0.5], [0.2, 0.9, 0.5], False),
+        ([0.0, 1.0, 0.5], [0.0, 1.0, 0.5], False),  # the training range, ends included
+        ([0.7, 0.7], [0.7, 0.7], False),
+        ([3.0, 3.0], [0.5, 0.5], True),  # all equal, outside the range: the middle
+        ([-1.0, 3.0, 1.0], [0.0, 1.0, 0.5], True),
+        ([0.5, 1.5], [0.0, 1.0], True),
+        ([-0.5, 0.5], [0.0, 1.0], True),
+    ],
+)
+def test_values_outside_the_training_range_are_mapped_into_it(
+    values: list[float], read: list[float], rescaled: bool
+) -> None:
+    mapped, changed = model_values(np.array(values))
+    assert mapped.tolist() == read and changed == rescaled
+
+
+def test_the_sort_sample_score_counts_descents_not_ties() -> None:
+    score = sort_score(np.array([3.0, 1.0, 2.0, 2.0]))
+    assert score.cost([1, 2, 3, 0]) == 0.0  # 1, 2, 2, 3: sorted, ties kept
+    assert score.cost([0, 1, 2, 3]) == 1.0  # 3 > 1
+    assert score.cost([0, 2, 1, 3]) == 2.0  # 3 > 2 > 1
+
+
+def test_a_sort_sample_keeps_the_output_with_fewest_descents() -> None:
+    values = [0.62, 0.15, 0.87, 0.4, 0.05, 0.33]
+    trace = run(PointerRequest("sort", values, decoder="sample", samples=8, seed=1), load)
+    assert isinstance(trace, SortResponse)
+    counts = [point.value for point in trace.best_of_k or []]
+    assert counts == sorted(counts, reverse=True)
+    assert counts[-1] == sort_score(np.array(values)).cost(trace.order)
+    with pytest.raises(Stop):
+        run(PointerRequest("sort", values), load, check=stop)
+
+
+def test_an_invalid_sort_output_has_no_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = run_decoding_as(monkeypatch, "sort", [1, 1, 0], [0.3, 0.1, 0.2])
+    assert (trace.valid, trace.correct, trace.gap) == (False, False, None)
+
+
+def test_a_snapshot_request_is_refused_in_words() -> None:
+    step = snapshot_steps("hull")[0]
+    with pytest.raises(InvalidInput) as caught:
+        resolve("hull", None, "pointer-hull", step)
+    assert str(caught.value) == "A snapshot is of one training run; leave `model` out with it."
+    with pytest.raises(UnknownAlpha) as caught:
+        resolve("hull", 1.5, None, step)
+    assert str(caught.value) == (
+        "The hull snapshots are of a pointer trained at α = 1; leave `alpha` out or set it to that."
+    )
+    with pytest.raises(InvalidInput, match="^The hull model's training kept snapshots at steps "):
+        resolve("hull", None, None, 4)  # between the kept steps 3 and 6
+
+
+def test_a_checkpoint_of_another_kind_is_not_served() -> None:
+    with pytest.raises(TypeError, match="^x is neither a pointer network nor an attention model$"):
+        ServedPointer.from_entry("x", object(), {"sha256": "0" * 64})
