@@ -14,7 +14,12 @@ from app.seq2seq.requests import InflectRequest, Seq2SeqResponse, TranslateReque
 from models import seq2seq_run
 from models.checkpoints import read_manifest
 from models.errors import InvalidInput
-from models.references import InflectionLexicon, translation_document
+from models.references import (
+    InflectionLexicon,
+    inflection_document,
+    translation_document,
+    write_reference,
+)
 from models.seq2seq import Trace, six_digits
 from models.seq2seq_run import SERVED, run
 from models.tasks.inflection_serving import Inflector
@@ -425,6 +430,14 @@ def test_every_served_checkpoint_and_reference_is_loaded_at_start_up() -> None:
         (1.5, 1.5, 1.5, None),
         (
             1.5,
+            1.5,
+            2.0,
+            "Inference-time α = 2 on attention and output: this model was trained with "
+            "α = 1.5 (attention) and 1.5 (output), so these distributions are not the ones it "
+            "learned.",
+        ),
+        (
+            1.5,
             2.0,
             1.5,
             "Inference-time α = 1.5 on attention and output: this model was trained with "
@@ -458,7 +471,7 @@ def test_the_verdict_sees_through_spacing_and_typography() -> None:
     assert seq2seq_run.judge("Dont", ["Don’t"]) == (False, None)
 
 
-LETTERS = {"en": "abcdefghijklmnopqrstuvwxyz", "de": "ABCabcäö", "go": "go"}
+LETTERS = {"en": "abcdefghijklmnopqrstuvwxyz", "de": "AHSUahsuäö", "go": "go"}
 
 
 @pytest.mark.parametrize(
@@ -477,3 +490,38 @@ def test_a_lemma_is_lower_cased_only_for_a_lower_case_alphabet(
 ) -> None:
     inflector = SimpleNamespace(vocab=SimpleNamespace(characters=LETTERS))
     assert seq2seq_run.lemma_as_learned(inflector, language, lemma) == (read, note)  # type: ignore[arg-type]
+
+
+def test_the_loaders_read_the_folder_they_are_given(
+    registry: ModelRegistry, tmp_path: Path
+) -> None:
+    manifest = read_manifest(registry.checkpoint_dir)
+    name = SERVED["inflection"][1.5]
+    tiny = seq2seq_run.load_served(registry.checkpoint_dir, name, manifest[name])
+    assert tiny.runner.model.config.emb_dim == 16  # the test's model, not the shipped one
+    name = SERVED["translation"][1.5]
+    tiny = seq2seq_run.load_served(registry.checkpoint_dir, name, manifest[name])
+    assert tiny.runner.model.config.emb_dim == 16
+    pairs = {"train": [SentencePair("Open", "Öffnen")]}
+    for task, document, kind in [
+        ("translation", translation_document(pairs, "x"), seq2seq_run.ServedCorpus),
+        ("inflection", inflection_document([], {}, {}), InflectionLexicon),
+    ]:
+        reference = seq2seq_run.REFERENCES[task]
+        entry = write_reference(task, reference, document, {}, tmp_path)
+        loaded = seq2seq_run.load_reference(tmp_path, reference, entry)
+        assert type(loaded).__name__ == (
+            "ServedCorpus" if task == "translation" else "InflectionLexicon"
+        )
+
+
+def test_an_alpha_picks_its_model_within_rounding_and_an_unknown_one_is_refused() -> None:
+    assert seq2seq_run.resolve("translation", 1.5000004) == (1.5, SERVED["translation"][1.5])
+    with pytest.raises(InvalidInput) as caught:
+        seq2seq_run.resolve("inflection", 3.0)
+    assert str(caught.value) == (
+        "There is no inflection model trained with α = 3; pick one of 1, 1.5, 2, or keep one of "
+        "those and set `inference_alpha` to decode it with any α from 1 to 2."
+    )
+    with pytest.raises(InvalidInput, match="^The inflection model's training kept snapshots at "):
+        seq2seq_run.model_name("inflection", None, 999_999)
