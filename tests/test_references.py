@@ -5,6 +5,7 @@ shipped files agree with the data code and with the models they judge."""
 
 from __future__ import annotations
 
+import json
 import lzma
 import subprocess
 import sys
@@ -368,8 +369,9 @@ def test_the_command_line_writes_into_the_checkpoint_folder(
     built: list[tuple] = []
     monkeypatch.setattr(references, "build_inflection", lambda *args: built.append(args) or entry)
     references.main(["inflection"])
+    references.main(["inflection", "--data", str(tmp_path / "lexicon")])
     references.main(["translation", "--data", str(tmp_path / "corpus")])  # v1 by default
-    assert built == [(tmp_path, None)]
+    assert built == [(tmp_path, None), (tmp_path, tmp_path / "lexicon")]
     assert "seq2seq-translate-reference" in read_manifest(tmp_path)
     with pytest.raises(SystemExit):
         references.main(["sentiment"])
@@ -462,3 +464,36 @@ def test_the_documents_carry_their_provenance() -> None:
     row = document["languages"]["en"]["lemmas"]["walk"].split(" ")
     assert row[2:] == ["high:0,1"]  # both of walk's cells, by their place among the features
     assert translation_document({}, "abc")["corpus_sha256"] == "abc"
+
+
+def test_the_command_line_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        references.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith("usage: python -m models.references [-h] [--data DATA]")
+    assert "the task's data folder, if not the default under data/" in text
+    assert "translation: the corpus version (models.tasks.translation)" in text
+
+
+def written(entry: dict, directory: Path) -> dict:
+    return json.loads(lzma.decompress((directory / entry["file"]).read_bytes()))
+
+
+def test_a_built_file_records_its_corpus_and_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from models.tasks import inflection, translation
+
+    translation.write_splits(TINY_CORPUS, tmp_path / "corpus")
+    entry = references.build_translation(tmp_path, tmp_path / "corpus")  # v1 by default
+    assert entry["file"] == "seq2seq-translate-reference.json.xz"
+    assert entry["data"]["corpus"] == "v1"
+    sha = translation.corpus_sha256(TINY_CORPUS)
+    assert written(entry, tmp_path)["corpus_sha256"] == sha
+
+    monkeypatch.setattr(inflection, "LANGUAGES", ("de",))
+    monkeypatch.setattr(inflection, "language_tables", lambda language: CELLS[6:])
+    monkeypatch.setattr(references, "inflection_training_sets", lambda data_dir: {})
+    entry = references.build_inflection(tmp_path, tmp_path)
+    assert written(entry, tmp_path)["packages"] == entry["data"]["packages"]
+    assert set(entry["data"]["packages"]) == set(inflection.PACKAGES)
