@@ -18,8 +18,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from fastapi import HTTPException
 from fastapi.testclient import TestClient
 
+from app import widgets
 from app.compute import CLIENT_CLOSED, ComputeStopped
 from app.content import WidgetCall
 from app.main import ROOT, create_app, served_checkpoints
@@ -31,6 +33,7 @@ from app.widgets import (
     AddressState,
     PagePlan,
     allot,
+    refused_note,
 )
 from bench.page_gate import LEMMA, POINTS, SEQ2SEQ, TEXT
 from models.checkpoints import read_manifest
@@ -320,3 +323,91 @@ def test_input_the_limits_refuse_is_not_drawn(site: TestClient) -> None:
     board = figure(page, "pointer-board-hull")
     assert "The board shows its example instead." in board
     assert board.count('class="pb-point') == 5
+
+
+# --- the plan's pieces, called directly -------------------------------------------------------
+
+HEAVY = AddressState(
+    state="s",
+    tokens=PAGE_FIGURE_TOKENS + 1,
+    light="l",
+    light_tokens=2,
+    asked="beam search over 100 points",
+    shown="greedy decoding",
+    run="Run beam search",
+    noun="board",
+    unrun="the example",
+)
+
+
+def test_the_light_request_runs_when_it_fits_exactly() -> None:
+    figure = allot(HEAVY, 2)
+    assert (figure.drawn, figure.tokens, figure.run) == ("l", 2, "Run beam search")
+    assert figure.note == (
+        "This link asks for beam search over 100 points, too heavy to run while the page "
+        "loads: the board below is greedy decoding instead."
+    )
+
+
+def test_a_figure_drawn_instead_runs_nothing_and_says_why() -> None:
+    figure = allot(HEAVY, PAGE_TOKENS).instead("Too late.")
+    assert (figure.drawn, figure.tokens, figure.note, figure.run) == (
+        None,
+        0,
+        "Too late.",
+        "Run beam search",
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "sentence"),
+    [
+        (
+            429,
+            {"Retry-After": "7"},
+            "Your address has used its share of model requests for now, so this link's beam "
+            "search over 100 points did not run while the page loaded: the board below shows "
+            "the example. Reload the page in 7 s to try again.",
+        ),
+        (
+            503,
+            None,
+            "The server is busy with other model requests, so this link's beam search over 100 "
+            "points did not run while the page loaded: the board below shows the example. "
+            "Reload the page in 1 s to try again.",
+        ),
+    ],
+)
+def test_a_refused_page_says_who_refused_and_when_to_retry(
+    status: int, headers: dict[str, str] | None, sentence: str
+) -> None:
+    refusal = HTTPException(status, headers=headers)
+    plan = PagePlan({1: allot(HEAVY, 2), 2: allot(AddressState(), PAGE_TOKENS)})
+    refused = plan.refused(refusal)
+    assert refused.figures[1].note == sentence and refused.figures[1].tokens == 0
+    assert refused.figures[2] == plan.figures[2]  # a figure that ran nothing is left as it was
+    assert refused_note(HEAVY, refusal) == sentence
+
+
+def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(widgets, "WIDGETS", {})
+
+    def reader(params: Any, env: Any) -> AddressState:
+        return AddressState()
+
+    def provider(params: Any, env: Any) -> dict[str, Any]:
+        return {}
+
+    assert (
+        widgets.register_widget("a-figure", needs=["plotly"], url_keys=["a-x"], address=reader)(
+            provider
+        )
+        is provider
+    )
+    widgets.register_widget("a-table")(provider)
+    assert widgets.WIDGETS == {
+        "a-figure": widgets.WidgetSpec(
+            "a-figure", provider, frozenset({"plotly"}), False, frozenset({"a-x"}), reader
+        ),
+        "a-table": widgets.WidgetSpec("a-table", provider),
+    }
