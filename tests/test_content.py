@@ -329,6 +329,11 @@ def test_comparison_signs_in_math_stay_escaped() -> None:
         ("| a |\n|---|\n| 1 |\n", "</tbody>\n</table>\n</div>"),
         ("```\ncode\n```\n", '<pre tabindex="0"><code>code\n</code></pre>'),
         ("::: details\nText\n:::\n", '<details class="fold">\n<summary>More</summary>'),
+        ("Hi <b>x</b>\n", "<p>Hi &lt;b&gt;x&lt;/b&gt;</p>"),  # no raw HTML
+        ("## The α-entmax family\n", 'id="the-alpha-entmax-family"'),  # ASCII anchors
+        ("$$\nx\n$$\n", '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">'),
+        ("Text.[^1]\n\n[^1]: A note.\n", '<li id="fn1" class="footnote-item"><p>A note.'),
+        ("$a$, *e*\n", "</math></span>,</span> <em>e</em>"),  # glued before other inline tokens
     ],
 )
 def test_the_page_dialect(markdown: str, html: str) -> None:
@@ -401,11 +406,14 @@ def test_punctuation_after_inline_math_is_glued_to_it_wherever_the_math_stands()
 
 
 def test_toc_entries_are_the_heading_without_its_permalink() -> None:
-    _, toc = render_markdown("## Using `code`\n\n### With *em* here\n\n## Plain\n")
+    _, toc = render_markdown(
+        "## Using `code`\n\n### With *em* here\n\n## Plain\n\n## See [the paper](https://x.org)\n"
+    )
     assert [(e.level, e.anchor, str(e.html)) for e in toc] == [
         (2, "using-code", "Using <code>code</code>"),
         (3, "with-em-here", "With <em>em</em> here"),
         (2, "plain", "Plain"),
+        (2, "see-the-paper", 'See <a href="https://x.org">the paper</a>'),
     ]
 
 
