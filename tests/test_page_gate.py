@@ -342,6 +342,7 @@ HEAVY = AddressState(
 
 def test_the_light_request_runs_when_it_fits_exactly() -> None:
     figure = allot(HEAVY, 2)
+    assert figure.address is HEAVY
     assert (figure.drawn, figure.tokens, figure.run) == ("l", 2, "Run beam search")
     assert figure.note == (
         "This link asks for beam search over 100 points, too heavy to run while the page "
@@ -411,3 +412,54 @@ def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.Monkey
         ),
         "a-table": widgets.WidgetSpec("a-table", provider),
     }
+
+
+@pytest.mark.parametrize(
+    ("tokens", "light_tokens", "room", "sentence"),
+    [
+        (  # the state alone would fit a figure, but not what the page has left
+            PAGE_FIGURE_TOKENS,
+            PAGE_FIGURE_TOKENS,
+            1,
+            "This link asks for beam search over 100 points, more than the page can run while "
+            "it loads after its other figures: the board below shows the example instead.",
+        ),
+        (  # too heavy itself, and its light request fits a figure but not what is left
+            PAGE_FIGURE_TOKENS + 1,
+            PAGE_FIGURE_TOKENS,
+            1,
+            "This link asks for beam search over 100 points, more than the page can run while "
+            "it loads after its other figures: the board below shows the example instead.",
+        ),
+        (  # too heavy, and so is its light request
+            PAGE_FIGURE_TOKENS + 1,
+            PAGE_FIGURE_TOKENS + 1,
+            PAGE_TOKENS,
+            "This link asks for beam search over 100 points, too heavy to run while the page "
+            "loads: the board below shows the example instead.",
+        ),
+    ],
+)
+def test_a_state_the_page_cannot_run_says_whether_it_is_heavy_or_late(
+    tokens: int, light_tokens: int, room: int, sentence: str
+) -> None:
+    figure = allot(replace(HEAVY, tokens=tokens, light_tokens=light_tokens), room)
+    assert (figure.drawn, figure.tokens, figure.note) == (None, 0, sentence)
+
+
+def test_a_page_needs_what_all_its_widgets_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    specs = {
+        "a": widgets.WidgetSpec("a", needs=frozenset({"plotly"})),
+        "b": widgets.WidgetSpec("b", needs=frozenset({"htmx", "js/board.js"})),
+    }
+    monkeypatch.setattr(widgets, "WIDGETS", specs)
+    calls = [WidgetCall("a", {}), WidgetCall("b", {}), WidgetCall("b", {}, "broken")]
+    assert widgets.widget_needs(calls) == {"plotly", "htmx", "js/board.js"}
+    assert widgets.widget_needs(calls[2:]) == set()
+
+
+def test_a_page_address_without_figure_state_plans_nothing(site: TestClient) -> None:
+    renderer = site.app.state.render_widget
+    calls = [WidgetCall(name, {}) for name, spec in WIDGETS.items() if spec.address is not None]
+    assert calls and renderer.plan(calls, None).figures == {}
+    assert renderer.plan(calls, {"unrelated": "1"}).figures == {}

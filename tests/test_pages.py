@@ -104,6 +104,7 @@ def test_broken_widgets_show_error_boxes_and_the_page_still_renders(client: Test
     assert "There is no widget called “no-such-widget”." in html
     assert "The widget block is not valid YAML" in html
     assert html.count('class="widget-error"') == 4
+    assert 'data-widget="no-such-widget"' in html  # each box names its widget
     assert html.count('class="math-error"') == 2
     assert "Cite this paper" in html  # everything after the broken parts is still there
 
