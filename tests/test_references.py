@@ -96,6 +96,8 @@ def test_an_unknown_lemma_is_unseen_and_a_missing_cell_has_no_forms(
         assert (found.split, found.forms, found.training_sets) == ("unseen", None, set())
     missing = lexicon.lookup("en", "vertex", "V;PST")
     assert missing.split == lemma_split("en", "vertex") and missing.forms is None
+    assert missing.training_sets == frozenset()
+    assert lexicon.training_sets == ["high", "medium"]
     assert lexicon.lookup("en", "walk", "N;PL").forms is None  # a cell of another lemma
 
 
@@ -471,8 +473,10 @@ def test_the_command_line_explains_itself(capsys: pytest.CaptureFixture[str]) ->
         references.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert text.startswith("usage: python -m models.references [-h] [--data DATA]")
-    assert "the task's data folder, if not the default under data/" in text
-    assert "translation: the corpus version (models.tasks.translation)" in text
+    assert (
+        "--data DATA the task's data folder, if not the default under data/ --corpus CORPUS "
+        "translation: the corpus version (models.tasks.translation)"
+    ) in text
 
 
 def written(entry: dict, directory: Path) -> dict:
@@ -497,3 +501,10 @@ def test_a_built_file_records_its_corpus_and_packages(
     entry = references.build_inflection(tmp_path, tmp_path)
     assert written(entry, tmp_path)["packages"] == entry["data"]["packages"]
     assert set(entry["data"]["packages"]) == set(inflection.PACKAGES)
+
+
+def test_a_reference_file_of_an_unknown_task_is_refused(tmp_path: Path) -> None:
+    entry = write_reference("translation", "t", translation_document({}, "x"), {}, tmp_path)
+    with pytest.raises(ReferenceFormatError) as caught:
+        load_reference({**entry, "task": "parsing"}, tmp_path)
+    assert str(caught.value) == "No reference lookup for task 'parsing'."
