@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -13,8 +14,9 @@ import torch
 
 from models import attention_routing, pointer_run
 from models.attention_routing import AttentionModel
+from models.checkpoints import load_model
 from models.errors import InvalidInput
-from models.pointer import Config, PointerNet, Trace
+from models.pointer import Config, PointerNet, Trace, beam_search, best_of, sample
 from models.pointer_run import (
     Decoded,
     HullResponse,
@@ -96,7 +98,7 @@ def test_the_sample_decoder_reports_its_best_of_k_curve() -> None:
     trace = run(PointerRequest("tsp", FIVE, decoder="sample", samples=6, seed=2), load)
     assert isinstance(trace, TspResponse)
     assert [point.k for point in trace.best_of_k or []] == [1, 2, 4, 6]
-    assert trace.samples == 6 and trace.valid
+    assert (trace.samples, trace.beam_width) == (6, 1) and trace.valid
     assert math.isclose(trace.best_of_k[-1].value, trace.length, rel_tol=1e-9)
 
 
@@ -330,8 +332,30 @@ def test_a_tour_drawn_backwards_scores_the_same() -> None:
 
 
 def test_a_pointer_network_refuses_the_symmetric_decoder() -> None:
-    with pytest.raises(UnknownModel, match="Pointer Network decodes greedy, beam, sample, not"):
+    with pytest.raises(UnknownModel) as caught:
         run(PointerRequest("tsp", FIVE, decoder="symmetric", model="pointer-tsp"), load)
+    assert str(caught.value) == (
+        "The Pointer Network decodes greedy, beam, sample, not symmetric; choose one of those, "
+        "or another `model`."
+    )
+
+
+@pytest.mark.parametrize("decoder", ["beam", "sample"])
+def test_the_step_check_reaches_the_pointer_networks_searches(decoder: str) -> None:
+    with pytest.raises(Stop):
+        run(PointerRequest("tsp", FIVE, decoder=decoder, beam_width=3, samples=4), load, stop)
+
+
+def test_the_search_is_the_requested_one() -> None:
+    model, cities = load("pointer-tsp").model, np.array(SEVEN)
+    tsp_request = partial(PointerRequest, "tsp", SEVEN, model="pointer-tsp")
+    beam = run(tsp_request(decoder="beam", beam_width=2), load)
+    assert beam.order == beam_search(model, cities, width=2).order
+    score = tsp_score(cities)
+    drawn = run(tsp_request(decoder="sample", samples=4, seed=5), load)
+    assert drawn.order == best_of(sample(model, cities, 4, seed=5), score.cost)[0].order
+    seed_0 = best_of(sample(model, cities, 4, seed=0), score.cost)[0].order
+    assert seed_0 != drawn.order  # so the seed is what chose it
 
 
 # a convex hull whose area, summed from another starting vertex, differs in the 13th place
@@ -406,6 +430,7 @@ def test_a_sort_sample_keeps_the_output_with_fewest_descents() -> None:
 def test_an_invalid_sort_output_has_no_gap(monkeypatch: pytest.MonkeyPatch) -> None:
     trace = run_decoding_as(monkeypatch, "sort", [1, 1, 0], [0.3, 0.1, 0.2])
     assert (trace.valid, trace.correct, trace.gap) == (False, False, None)
+    assert trace.server_ms == 250.0
 
 
 def test_a_snapshot_request_is_refused_in_words() -> None:
@@ -425,3 +450,22 @@ def test_a_snapshot_request_is_refused_in_words() -> None:
 def test_a_checkpoint_of_another_kind_is_not_served() -> None:
     with pytest.raises(TypeError, match="^x is neither a pointer network nor an attention model$"):
         ServedPointer.from_entry("x", object(), {"sha256": "0" * 64})
+
+
+# ten cities where the shipped TSP pointer's beam of 2 and its beam of 8 end on other tours
+WIDTH_MATTERS = [
+    [0.72, 0.95], [0.72, 0.6], [0.28, 0.35], [0.03, 0.27], [0.59, 0.52],
+    [0.12, 0.35], [0.55, 0.53], [0.14, 0.83], [0.86, 0.86], [0.64, 0.76],
+]  # fmt: skip
+
+
+def test_the_beam_is_as_wide_as_asked() -> None:
+    model, entry = load_model("pointer-tsp")
+
+    def shipped(name: str) -> ServedPointer:
+        return ServedPointer.from_entry(name, model, entry)
+
+    request = partial(PointerRequest, "tsp", WIDTH_MATTERS, decoder="beam", model="pointer-tsp")
+    narrow, wide = run(request(beam_width=2), shipped), run(request(beam_width=8), shipped)
+    assert narrow.order == beam_search(model, np.array(WIDTH_MATTERS), width=2).order
+    assert narrow.order != wide.order
