@@ -209,6 +209,7 @@ TARGETS = {
     "widgets": Target(
         "app/widgets/__init__.py",
         (
+            "tests/test_widget_renderer.py",
             "tests/test_page_gate.py",
             "tests/test_pages.py",
             "tests/test_reader_terms.py",
