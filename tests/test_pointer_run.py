@@ -469,3 +469,32 @@ def test_the_beam_is_as_wide_as_asked() -> None:
     narrow, wide = run(request(beam_width=2), shipped), run(request(beam_width=8), shipped)
     assert narrow.order == beam_search(model, np.array(WIDTH_MATTERS), width=2).order
     assert narrow.order != wide.order
+
+
+def test_a_named_model_is_served_at_its_own_alpha_only() -> None:
+    assert resolve("tsp", None, "pointer-tsp") == (1.0, "pointer-tsp")
+    assert resolve("tsp", 1.0, "attention-routing-tsp50") == (1.0, "attention-routing-tsp50")
+    assert resolve("sort", 1.5, "pointer-sort-entmax15") == (1.5, "pointer-sort-entmax15")
+    with pytest.raises(UnknownAlpha) as caught:
+        resolve("tsp", 1.5, "pointer-tsp")
+    assert str(caught.value) == (
+        "The model pointer-tsp has a pointer trained at α = 1, not 1.5; leave `alpha` out or "
+        "set it to that."
+    )
+    with pytest.raises(UnknownModel) as caught:
+        resolve("tsp", None, "pointer-hull")
+    assert str(caught.value) == (
+        "No model called “pointer-hull” serves the tsp task; set `model` to "
+        "pointer-tsp-attention-rl2 or attention-routing-tsp20 or pointer-tsp or "
+        "attention-routing-tsp50, or leave it out for the default."
+    )
+
+
+def test_a_greedy_decode_is_one_output_of_one_hypothesis() -> None:
+    trace = run(PointerRequest("hull", FIVE), load)
+    assert (trace.decoder, trace.beam_width, trace.samples, trace.best_of_k) == (
+        "greedy",
+        1,
+        1,
+        None,
+    )
