@@ -4,6 +4,7 @@ page address reaches a figure, and the error box of a name or template that is n
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ import pytest
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
 
 from app import widgets
+from app.compute import ComputeStopped
 from app.content import WidgetCall
 from app.widgets import (
     PAGE_FIGURE_TOKENS,
@@ -157,3 +159,51 @@ def test_a_state_that_fits_a_figure_but_not_what_is_left_shows_the_example() -> 
         "This link asks for it, more than the page can run while it loads after its other "
         "figures: the board below shows the example instead."
     )
+
+
+def test_a_failed_figure_is_not_kept_and_its_failure_is_logged(
+    renderer: WidgetRenderer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls: list[int] = []
+
+    def flaky(params: dict[str, Any], env: WidgetEnv) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("the first time")
+        return {"seen": len(calls)}
+
+    use(monkeypatch, probe=WidgetSpec("probe", flaky, pure=True))
+    with caplog.at_level(logging.ERROR, logger="app.widgets"):
+        failed = renderer(WidgetCall("probe", {"a": 1}))
+    assert "The widget “probe” failed; the server log has the details." in failed
+    assert [r.getMessage() for r in caplog.records] == ["widget probe failed with params {'a': 1}"]
+    assert renderer(WidgetCall("probe", {"a": 1})) == "probe:2"  # tried again, then kept
+    assert renderer(WidgetCall("probe", {"a": 1})) == "probe:2"
+
+
+def test_a_figure_stopped_by_the_deadline_is_drawn_again_without_the_check(
+    renderer: WidgetRenderer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[Any, Any]] = []
+
+    def slow(params: dict[str, Any], env: WidgetEnv) -> dict[str, Any]:
+        seen.append((env.check, env.page))
+        if env.check is not None:
+            raise ComputeStopped(503, "over time")
+        return {"seen": params["page_figure"].note}
+
+    def reader(params: dict[str, Any], env: WidgetEnv) -> AddressState:
+        return AddressState(state="s", tokens=1, asked="a long decode", noun="board")
+
+    use(monkeypatch, probe=WidgetSpec("probe", slow, url_keys=frozenset({"p-x"}), address=reader))
+
+    def check() -> None:
+        pass
+
+    page = SimpleNamespace(slug="the-page")
+    html = renderer(WidgetCall("probe", {}), {"p-x": "1"}, PagePlan(check=check, page=page))
+    assert html == (
+        "probe:This link's a long decode did not finish in time while the page loaded: the "
+        "board below shows the example.:0"
+    )
+    assert seen == [(check, page), (None, page)]
