@@ -33,6 +33,7 @@ from models.checkpoints import (  # noqa: E402
 )
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
+SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
 
 
 class FakeClock:
@@ -44,9 +45,6 @@ class FakeClock:
 
     def perf_counter(self) -> float:
         return next(self.readings)
-
-
-SHIPPED_CHECKPOINTS = (ROOT / "checkpoints").resolve()
 
 
 # ---- the shipped checkpoints, loaded once per test process ----

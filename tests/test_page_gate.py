@@ -424,6 +424,13 @@ def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.Monkey
             "This link asks for beam search over 100 points, more than the page can run while "
             "it loads after its other figures: the board below shows the example instead.",
         ),
+        (  # the same without a light request
+            PAGE_FIGURE_TOKENS,
+            None,
+            1,
+            "This link asks for beam search over 100 points, more than the page can run while "
+            "it loads after its other figures: the board below shows the example instead.",
+        ),
         (  # too heavy itself, and its light request fits a figure but not what is left
             PAGE_FIGURE_TOKENS + 1,
             PAGE_FIGURE_TOKENS,
@@ -441,9 +448,10 @@ def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.Monkey
     ],
 )
 def test_a_state_the_page_cannot_run_says_whether_it_is_heavy_or_late(
-    tokens: int, light_tokens: int, room: int, sentence: str
+    tokens: int, light_tokens: int | None, room: int, sentence: str
 ) -> None:
-    figure = allot(replace(HEAVY, tokens=tokens, light_tokens=light_tokens), room)
+    light = {"light": None} if light_tokens is None else {"light_tokens": light_tokens}
+    figure = allot(replace(HEAVY, tokens=tokens, **light), room)
     assert (figure.drawn, figure.tokens, figure.note) == (None, 0, sentence)
 
 

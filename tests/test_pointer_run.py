@@ -176,10 +176,27 @@ def stop() -> None:
     raise Stop
 
 
-def test_the_step_check_reaches_the_decoder() -> None:
-    for task in ("hull", "tsp"):
-        with pytest.raises(Stop):
-            run(PointerRequest(task, FIVE), load, check=stop)
+@pytest.mark.parametrize(
+    ("request_", "loader"),
+    [
+        (PointerRequest("hull", FIVE), load),
+        (PointerRequest("sort", [0.3, 0.1, 0.2]), load),
+        *[
+            (PointerRequest("tsp", FIVE, decoder=d, beam_width=3, samples=4), load)
+            for d in ("greedy", "beam", "sample")
+        ],
+        *[
+            (
+                PointerRequest("tsp", FIVE, decoder=d, samples=4, model="attention-routing-tsp20"),
+                "attention",
+            )
+            for d in ("greedy", "sample", "symmetric")
+        ],
+    ],
+)
+def test_the_step_check_reaches_every_decoder(request_: PointerRequest, loader: Any) -> None:
+    with pytest.raises(Stop):
+        run(request_, attention_stand_in if loader == "attention" else loader, check=stop)
 
 
 def decoded_as(order: list[int]) -> Callable[..., Decoded]:
@@ -297,13 +314,6 @@ def test_the_attention_model_decodes_greedy_sample_and_symmetric() -> None:
     assert symmetric.length < greedy.length  # on these cities, another start does better
 
 
-@pytest.mark.parametrize("decoder", ["greedy", "sample", "symmetric"])
-def test_the_step_check_reaches_the_attention_models_decoders(decoder: str) -> None:
-    request = PointerRequest("tsp", SEVEN, decoder=decoder, model="attention-routing-tsp20")
-    with pytest.raises(Stop):
-        run(request, attention_stand_in, check=stop)
-
-
 # cities where a tour's length and its reverse's differ in the 13th decimal place
 REVERSIBLE = np.array(
     [
@@ -338,12 +348,6 @@ def test_a_pointer_network_refuses_the_symmetric_decoder() -> None:
         "The Pointer Network decodes greedy, beam, sample, not symmetric; choose one of those, "
         "or another `model`."
     )
-
-
-@pytest.mark.parametrize("decoder", ["beam", "sample"])
-def test_the_step_check_reaches_the_pointer_networks_searches(decoder: str) -> None:
-    with pytest.raises(Stop):
-        run(PointerRequest("tsp", FIVE, decoder=decoder, beam_width=3, samples=4), load, stop)
 
 
 def test_the_search_is_the_requested_one() -> None:
@@ -423,8 +427,6 @@ def test_a_sort_sample_keeps_the_output_with_fewest_descents() -> None:
     counts = [point.value for point in trace.best_of_k or []]
     assert counts == sorted(counts, reverse=True)
     assert counts[-1] == sort_score(np.array(values)).cost(trace.order)
-    with pytest.raises(Stop):
-        run(PointerRequest("sort", values), load, check=stop)
 
 
 def test_an_invalid_sort_output_has_no_gap(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,14 +17,12 @@ from app import widgets
 from app.compute import ComputeStopped
 from app.content import WidgetCall
 from app.widgets import (
-    PAGE_FIGURE_TOKENS,
     AddressState,
     PageFigure,
     PagePlan,
     WidgetEnv,
     WidgetRenderer,
     WidgetSpec,
-    allot,
     url_state,
 )
 
@@ -151,14 +149,6 @@ def test_only_a_widgets_own_address_keys_are_its_state() -> None:
     assert url_state(None, {"p-x": "1"}) == {}
     assert url_state(spec, None) == {} and url_state(spec, {}) == {}
     assert url_state(spec, {"p-y": "y" * 5000}) == {"p-y": "y" * widgets.MAX_URL_VALUE}
-
-
-def test_a_state_that_fits_a_figure_but_not_what_is_left_shows_the_example() -> None:
-    address = AddressState(state="s", tokens=PAGE_FIGURE_TOKENS, asked="it", noun="board")
-    assert allot(address, 1).note == (
-        "This link asks for it, more than the page can run while it loads after its other "
-        "figures: the board below shows the example instead."
-    )
 
 
 def test_a_failed_figure_is_not_kept_and_its_failure_is_logged(
