@@ -549,11 +549,13 @@ SHOWN_ROWS = {  # the rows the pages show (content/*.md, `rows:`)
 }
 
 
+def shipped_table(source: str, table_id: str) -> dict:
+    return json.loads((ROOT / "content/results" / f"{source}.json").read_text())["tables"][table_id]
+
+
 @pytest.mark.parametrize(("source", "table_id"), sorted(TAKEAWAYS))
 def test_every_shipped_takeaway_is_written_and_short(source: str, table_id: str) -> None:
-    table = json.loads((ROOT / "content/results" / f"{source}.json").read_text())["tables"][
-        table_id
-    ]
+    table = shipped_table(source, table_id)
     keys = SHOWN_ROWS.get((source, table_id))
     if keys:
         table = {
@@ -599,10 +601,6 @@ def test_the_copy_sentence_puts_each_measure_before_and_after(copy_row: list[str
 def test_a_copy_table_without_a_pair_has_no_sentence() -> None:
     table = {"columns": COPY_COLUMNS, "rows": [["copy", "1.5", *["1%"] * 5, "+1"]]}
     assert takeaway("seq2seq", "copy", table) is None
-
-
-def shipped_table(source: str, table_id: str) -> dict:
-    return json.loads((ROOT / "content/results" / f"{source}.json").read_text())["tables"][table_id]
 
 
 @pytest.mark.parametrize(("source", "table_id"), sorted(TAKEAWAYS))
