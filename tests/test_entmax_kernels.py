@@ -225,6 +225,14 @@ def test_losses_on_both_paths_agree(alpha):
     torch.testing.assert_close(values[0][1], values[1][1], atol=1e-12, rtol=1e-12)
 
 
+def assert_same_up_to_summation_order(threaded: np.ndarray, serial: np.ndarray) -> None:
+    """The threaded and the serial backward kernels are compiled apart, and the compiler may
+    add a row's Σ g_j p̄_j in another order in each: a few units in the last place apart, never
+    more (a row left uncomputed or computed twice is far more)."""
+    eps = np.finfo(serial.dtype).eps
+    np.testing.assert_allclose(threaded, serial, rtol=0, atol=8 * eps * np.abs(serial).max())
+
+
 def test_threads_split_rows_and_agree_with_one_thread(torch_threads):
     """Above the size where the kernels go parallel by themselves (65 rows of 2,000: 130,000
     entries), two threads give every row exactly what one thread gives."""
@@ -238,7 +246,7 @@ def test_threads_split_rows_and_agree_with_one_thread(torch_threads):
         np.testing.assert_array_equal(p1, p2)
         np.testing.assert_array_equal(tau1, tau2)
         g = np.random.default_rng(1).standard_normal(p1.shape).astype(np.float32)
-        np.testing.assert_array_equal(
+        assert_same_up_to_summation_order(
             entmax_kernels.backward(p1, g, alpha, 2), entmax_kernels.backward(p1, g, alpha, 1)
         )
 
@@ -253,6 +261,7 @@ def test_every_row_is_computed_once_whatever_the_split(monkeypatch, rows, width,
     or a wrong masked count."""
     if not parallel_available():
         pytest.skip("the parallel kernels need two numba threads and a thread-safe layer")
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
     monkeypatch.setattr(entmax_kernels, "_PARALLEL_MIN_ENTRIES", 0)
     launches = []
     parallel = entmax_kernels._forward_parallel
@@ -262,6 +271,13 @@ def test_every_row_is_computed_once_whatever_the_split(monkeypatch, rows, width,
         return parallel(*args)
 
     monkeypatch.setattr(entmax_kernels, "_forward_parallel", counted)
+    backward_parallel = entmax_kernels._backward_parallel
+
+    def counted_backward(*args):
+        launches.append("backward")
+        return backward_parallel(*args)
+
+    monkeypatch.setattr(entmax_kernels, "_backward_parallel", counted_backward)
     gen = np.random.default_rng(rows * 1000 + width)
     z = gen.standard_normal((rows, width)) * 3
     target = gen.integers(0, width, rows)
@@ -277,17 +293,70 @@ def test_every_row_is_computed_once_whatever_the_split(monkeypatch, rows, width,
     np.testing.assert_array_equal(q2, p1)
     np.testing.assert_array_equal(loss2, loss1)
     np.testing.assert_allclose(p2.sum(-1), np.ones(rows), atol=1e-12)
-    np.testing.assert_array_equal(
+    assert_same_up_to_summation_order(
         entmax_kernels.backward(p1, grad, alpha, 2), entmax_kernels.backward(p1, grad, alpha, 1)
     )
+    assert launches == [2, 2, "backward"]
     # every masked row is counted, wherever the chunks' edges fall
     z[::2] = -np.inf
     assert entmax_kernels.forward(z, alpha, threads=2)[2] == (rows + 1) // 2
 
 
+@pytest.mark.parametrize("width", [2, 40_000])
+def test_one_row_is_never_split_among_threads(monkeypatch, width):
+    """Threads share rows, not the entries of a row: a single row, however wide, runs on the
+    serial kernels even when two threads are asked for."""
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
+    launches = []
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", lambda *a: launches.append(a))
+    monkeypatch.setattr(entmax_kernels, "_backward_parallel", lambda *a: launches.append(a))
+    z = np.random.default_rng(width).standard_normal((1, width))
+    p, _, _ = entmax_kernels.forward(z, 1.5, threads=2)
+    entmax_kernels.fenchel_young(z, np.zeros(1, np.int64), 1.5, threads=2)
+    entmax_kernels.backward(p, np.ones_like(p), 1.5, threads=2)
+    assert launches == []
+
+
+@pytest.mark.parametrize("torch_threads", [2], indirect=True)
+def test_threads_start_at_the_size_where_they_pay(monkeypatch, torch_threads):
+    """Below `_PARALLEL_MIN_ENTRIES` a launch costs more than it saves: an input of one entry
+    fewer runs serially on two threads' request, one of exactly that size is split."""
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
+    monkeypatch.setattr(entmax_kernels, "_PARALLEL_MIN_ENTRIES", 100)
+    launches = []
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", lambda *a: launches.append(a[-1]))
+    monkeypatch.setattr(entmax_kernels, "_backward_parallel", lambda *a: launches.append("b"))
+    small, enough = np.ones((2, 49)), np.ones((2, 50))
+    for z in (small, enough):
+        entmax_kernels.forward(z, 1.5, threads=2)
+        entmax_kernels.backward(z, z, 1.5, threads=2)
+    assert launches == [2, "b"]
+
+
+@pytest.mark.parametrize("torch_threads", [2], indirect=True)
+def test_a_callers_thread_count_is_a_ceiling(monkeypatch, torch_threads):
+    """On a machine with more cores than a caller asks for, the kernels use what was asked
+    (a server worker's share), not every core numba could start; nor more than there are
+    rows, nor more than numba's pool."""
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 8)
+    asked = []
+    monkeypatch.setattr(numba, "get_num_threads", lambda: asked[-1] if asked else 1)
+    monkeypatch.setattr(numba, "set_num_threads", asked.append)
+    launches = []
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", lambda *a: launches.append(a[-1]))
+    entmax_kernels.forward(np.ones((33, 5)), 1.5, threads=3)
+    entmax_kernels.forward(np.ones((2, 5)), 1.5, threads=3)
+    entmax_kernels.forward(np.ones((33, 5)), 1.5, threads=16)  # more than numba has
+    entmax_kernels.forward(np.ones((33, 5)), 1.5, threads=8)  # the pool is already that size
+    assert launches == [3, 2, 8, 8]
+    assert asked == [3, 2, 8]
+
+
 def test_the_two_thread_runs_take_the_threaded_kernels(torch_threads, monkeypatch):
     """The fixture's two-thread run really exercises `_forward_parallel` through the public
     functions (entmax, its loss and its backward), not the serial kernels."""
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
     launches = []
     parallel = entmax_kernels._forward_parallel
 
@@ -300,6 +369,31 @@ def test_the_two_thread_runs_take_the_threaded_kernels(torch_threads, monkeypatc
     entmax(x, 1.5).sum().backward()
     entmax_loss(x, torch.zeros(5, dtype=torch.long), 2.0)
     assert launches == ([2, 2] if torch_threads == 2 else [])
+
+
+def test_without_a_thread_count_the_kernels_keep_to_one_thread(monkeypatch):
+    """A caller that does not ask for threads (a server worker sharing its cores) gets the
+    serial kernels, even on inputs large enough for a threaded launch."""
+    entmax_kernels.warm_up()  # its probe of the parallel kernels is not a launch to count
+    launches = []
+
+    def refused(name):
+        def launch(*args):
+            launches.append(name)
+
+        return launch
+
+    monkeypatch.setattr(entmax_kernels, "_forward_parallel", refused("forward"))
+    monkeypatch.setattr(entmax_kernels, "_backward_parallel", refused("backward"))
+    z = np.random.default_rng(2).standard_normal((65, 2000))
+    assert z.size >= 1 << 15  # entmax_kernels._PARALLEL_MIN_ENTRIES, unpatched
+    for alpha in (1.5, 2.0, 1.4):
+        p, _, _ = entmax_kernels.forward(z, alpha)
+        q, loss, _ = entmax_kernels.fenchel_young(z, np.zeros(65, np.int64), alpha)
+        entmax_kernels.backward(p, np.ones_like(p), alpha)
+        np.testing.assert_array_equal(q, p)
+        assert np.isfinite(loss).all()
+    assert launches == []
 
 
 def test_dispatch_takes_the_kernels_only_for_cpu_float_rows():
