@@ -6,6 +6,7 @@ Problems!": `python -m models.evaluate attention-routing`.
   reference (`--reference --set test`), decoded greedily, by sampling 1,280 tours and keeping
   the shortest (the paper's sampling row), and with `symmetric` (greedy from every start city
   in each of the 8 images of the unit square; beyond the paper) — beside the paper's numbers.
+  Each model's lengths and times are kept in data/eval/attention-routing/ under its sha256.
 - `permutation`: the same cities listed in another order. The attention model reads a set, so
   its first pointer distribution moves with the cities and its tour is the same cycle; the
   Pointer Network with the paper's LSTM encoder reads a sequence and changes its mind.
@@ -26,6 +27,7 @@ import torch
 from models.attention_routing import AttentionModel, symmetric
 from models.attention_routing_train import curve_set, load_reference
 from models.checkpoints import load_model, read_manifest
+from models.eval_cache import cached_results
 from models.evaluate_pointer import length_text
 from models.pointer import PointerNet, greedy
 from models.pointer_run import SERVED, is_attention_model
@@ -87,9 +89,15 @@ def tsp_table(count: int) -> dict:
                 f"models.attention_routing_train --reference --set test --n {n} "
                 f"--curve-count {count}` first"
             )
-        model = load_model(name)[0].eval()
-        points = curve_set(n, count, "test")
-        found = decoded_lengths(model, points)
+        found = cached_results(
+            "attention-routing",
+            name,
+            f"{count}-tsp",
+            lambda n=n, name=name: decoded_lengths(
+                load_model(name)[0].eval(), curve_set(n, count, "test")
+            ),
+            f"decoding {count} test instances greedily, by sampling and with symmetric",
+        )
         reference = float(optimal.mean())
         paper = PAPER.get(n)
         rows.append(

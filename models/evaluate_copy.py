@@ -14,16 +14,13 @@ Results are cached in data/eval/copy/ under each checkpoint's sha256.
 
 from __future__ import annotations
 
-import json
-import sys
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import sacrebleu
 
 from models.checkpoints import CHECKPOINT_DIR, ancestry, load_model, read_manifest
 from models.copy_translation import beam_search_pieces, detokenize, source_pieces
+from models.eval_cache import cached_results
 from models.references import matches_reference
 from models.seq2seq import beam_search
 from models.seq2seq_run import COPY_SERVED
@@ -36,16 +33,11 @@ from models.tasks.copy_testset import (
 )
 from models.tasks.translation_tokenizers import MAX_TOKENS, load_tokenizers, max_output_length
 
-CACHE_DIR = Path(__file__).resolve().parent.parent / "data" / "eval" / "copy"
 BEAM = 5
 FREQUENT_SOURCES = 500
 CORPUS = "v2"
 
 Translate = Callable[[str], str]
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def translator(name: str) -> Translate:
@@ -112,20 +104,13 @@ def decode_sets(translate: Translate, limit: int = 0) -> dict:
 
 def model_results(name: str, limit: int = 0) -> dict | None:
     """`decode_sets` for one checkpoint, cached by its sha256; None when it is not trained."""
-    entry = read_manifest(CHECKPOINT_DIR).get(name)
-    if entry is None:
-        return None
-    cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}-copy{COPY_TESTSET_VERSION}.json"
-    if cache.exists():
-        return json.loads(cache.read_text())
-    _log(f"{name}: decoding the copy test set, the v2 test set and the frequent sources")
-    started = time.time()
-    results = decode_sets(translator(name), limit)
-    results["seconds"] = round(time.time() - started, 1)
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(results, ensure_ascii=False))
-    _log(f"{name}: done in {results['seconds']} s")
-    return results
+    return cached_results(
+        "copy",
+        name,
+        f"{limit}-copy{COPY_TESTSET_VERSION}",
+        lambda: decode_sets(translator(name), limit),
+        "decoding the copy test set, the v2 test set and the frequent sources",
+    )
 
 
 def _row(model: str, alpha: float, results: dict, entry: dict) -> list[str]:

@@ -24,18 +24,16 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
-import json
 import math
 import re
 import statistics
-import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import sacrebleu
 import torch
 
 from models.checkpoints import CHECKPOINT_DIR, read_manifest
+from models.eval_cache import cached_results, log
 from models.evaluate_copy import copy_table
 from models.recipes import RECIPES
 from models.references import matches_reference
@@ -50,7 +48,6 @@ from models.tasks import (
     translation_tokenizers,
 )
 
-CACHE_DIR = Path(__file__).resolve().parent.parent / "data" / "eval" / "seq2seq"
 ALPHAS = (1.0, 1.5, 2.0)
 BEAM = 5
 SINGLE_SEQUENCE_MASS = 1 - 1e-6
@@ -100,10 +97,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=0, help="test inputs per model (0: all)")
     parser.add_argument("--threads", type=int, default=1)
-
-
-def _log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 def _percent(x: float, digits: int = 1) -> str:
@@ -260,31 +253,22 @@ def model_results(task: str, name: str, limit: int) -> dict | None:
 
     task "reproduction" decodes the inflection training cells of ``evaluate_reproduction``,
     "frequent" the most frequent translation training sources (``evaluate_frequent``)."""
-    entry = read_manifest(CHECKPOINT_DIR).get(name)
-    if entry is None:
-        _log(f"{name}: no checkpoint, skipped")
-        return None
     suffix = "" if task in ("inflection", "translation") else f"-{task}"
     if task in ("inflection", "reproduction"):  # a repaired lexicon is another test
         suffix += f"-{_lexicon_digest()[:12]}"
-    cache = CACHE_DIR / f"{name}-{entry['sha256'][:16]}-{limit}{suffix}.json"
-    if cache.exists():
-        return json.loads(cache.read_text())
-    _log(f"{name}: decoding the {task} set with beam {BEAM}")
-    started = time.time()
     evaluate = {
         "inflection": evaluate_inflection_model,
         "reproduction": evaluate_reproduction,
         "translation": evaluate_translation_model,
         "frequent": evaluate_frequent,
     }[task]
-    results = evaluate(name, limit)
-    results["seconds"] = round(time.time() - started, 1)
-    results["entry"] = {k: entry.get(k) for k in ("wall_time_s", "size_bytes", "steps", "sha256")}
-    _log(f"{name}: done in {results['seconds']} s")
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(results))
-    return results
+    return cached_results(
+        "seq2seq",
+        name,
+        f"{limit}{suffix}",
+        lambda: evaluate(name, limit),
+        f"decoding the {task} set with beam {BEAM}",
+    )
 
 
 @functools.cache
@@ -526,7 +510,7 @@ def translation_live_table(limit: int) -> dict | None:
             frequent = model_results("frequent", name, limit)
             bleu_v1 = test.get("bleu_v1_test", test["bleu"])
             bleu_v2 = test["bleu"] if test.get("corpus", "v1") == "v2" else None
-            _log(f"{name}: {frequent['exact']:.1%} of the frequent sources exact")
+            log(f"{name}: {frequent['exact']:.1%} of the frequent sources exact")
             rows.append(
                 [
                     setting,
@@ -539,7 +523,7 @@ def translation_live_table(limit: int) -> dict | None:
                 ]
             )
     if not rows:
-        _log("no seq2seq-translate-big-* checkpoint yet: the translation-live table is skipped")
+        log("no seq2seq-translate-big-* checkpoint yet: the translation-live table is skipped")
         return None
     counts = {
         version: {name: len(p) for name, p in translation.build_corpus(corpus=version).items()}
@@ -760,7 +744,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, dict]:
         if copy is not None:
             tables["copy"] = copy
         else:
-            _log("no seq2seq-translate-copy-* checkpoint yet: the copy table is skipped")
+            log("no seq2seq-translate-copy-* checkpoint yet: the copy table is skipped")
     return tables
 
 
@@ -775,10 +759,10 @@ def inflection_full(limit: int) -> dict | None:
             if copied is None:
                 continue
             summary = reproduction_summary(copied)
-            _log(f"{name} reproduces " + ", ".join(f"{k} {v:.1%}" for k, v in summary.items()))
+            log(f"{name} reproduces " + ", ".join(f"{k} {v:.1%}" for k, v in summary.items()))
             reproduction[setting, alpha] = copied
             test[setting, alpha] = model_results("inflection", name, limit)
     if not any(setting != "high" for setting, _ in test):
-        _log("no seq2seq-inflect-full-* checkpoint yet: the inflection-full table is skipped")
+        log("no seq2seq-inflect-full-* checkpoint yet: the inflection-full table is skipped")
         return None
     return full_table(test, reproduction)
