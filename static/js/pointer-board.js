@@ -73,6 +73,7 @@
         ? inputs.join(", ")
         : inputs.map(([x, y]) => `${x}, ${y}\n`).join("");
       this.slider.value = 1; // new inputs: start from the first step
+      this.stepChosen = true;
       this.stopPlaying();
       if (event === "board-drag") return this.throttled(event);
       this.throttles["board-drag"].again = false; // this answer is the drag's last word
@@ -158,13 +159,20 @@
       const svg = this.svg;
       const steps = Number(svg.dataset.drawnSteps);
       this.slider.max = Math.max(1, steps);
-      this.slider.value = Number(svg.dataset.drawnStep) + 1;
+      // a step chosen after this answer's request left stays on the slider: the request that
+      // carries it is queued or throttled, and reads the slider when it leaves
+      if (!this.stepChosen) this.slider.value = Number(svg.dataset.drawnStep) + 1;
       this.slider.disabled = this.play.disabled = steps === 0;
       this.markHover();
     }
 
     step() {
       return Number(this.slider.value) - 1;
+    }
+
+    askStep() {
+      this.stepChosen = true;
+      this.throttled("board-step");
     }
 
     // ---- your turn: the reader picks points in order; the server scores the picks ----
@@ -247,7 +255,7 @@
       this.slider.addEventListener("input", () => {
         this.stopPlaying();
         this.cause = this.slider;
-        this.throttled("board-step");
+        this.askStep();
       });
       // the control that asks for the next answer: a refusal's sentence goes beside it
       this.form.addEventListener("change", (event) => (this.cause = event.target), true);
@@ -261,6 +269,7 @@
           data.set(this.typed.name, this.accepted);
         }
         this.unread(data);
+        this.stepChosen = false; // this request carries the slider's step
         this.asked = { cause: this.cause, text: this.typed.value };
         this.unprefixed(data);
       });
@@ -287,11 +296,11 @@
       if (this.step() >= Number(this.slider.max) - 1) this.slider.value = 1;
       this.showPlaying(true);
       this.cause = this.slider;
-      this.throttled("board-step");
+      this.askStep();
       this.timer = setInterval(() => {
         if (this.step() >= Number(this.slider.max) - 1) return this.stopPlaying();
         this.slider.value = this.step() + 2;
-        this.throttled("board-step");
+        this.askStep();
       }, PLAY_MS);
     }
 

@@ -286,6 +286,35 @@ def test_a_quick_drag_is_answered_where_it_was_released(tracked_page: TrackedPag
     tracked_page.assert_clean()
 
 
+def test_the_step_chosen_last_stays_while_an_earlier_answer_comes_in(
+    tracked_page: TrackedPage,
+) -> None:
+    """End, then Home before End's answer is back (a slow network): End's answer must not put
+    the slider back on the last step, or the request that carries Home leaves with End's step
+    and the reader's last key is lost."""
+    page = tracked_page.page
+    tracked_page.goto(PAGE + "#pointer-board-hull")
+    board = page.locator("#pointer-board-hull")
+    board.scroll_into_view_if_needed()
+    steps = len(wait_for_answer(page, board, 5)["steps"])
+
+    def slow(route):
+        page.wait_for_timeout(400)
+        route.continue_()
+
+    page.route("**/api/pointer/hull/board/**", slow)
+    slider = board.locator("[data-step]")
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_timeout(100)  # End's request has left and is not answered yet
+    page.keyboard.press("Home")
+    page.wait_for_timeout(1500)  # both answers are in
+    expect(slider).to_have_value("1")
+    expect(board.locator("[data-step-label]")).to_contain_text(f"Step 1 of {steps}")
+    page.unroute("**/api/pointer/hull/board/**")
+    tracked_page.assert_clean()
+
+
 def test_screenshots_desktop(tracked_page: TrackedPage) -> None:
     page = tracked_page.page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
