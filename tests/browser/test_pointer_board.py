@@ -52,6 +52,28 @@ def click_at(page: Page, svg: Locator, x: float, y: float, tap: bool = False) ->
         page.mouse.click(cx, cy)
 
 
+def drag(page: Page, start: tuple[float, float], end: tuple[float, float], steps: int = 8) -> None:
+    """Press at `start`, move to `end` in `steps` moves and let go, all in one task of the page:
+    a long press (550 ms without moving removes a point) cannot fire between the press and the
+    first move, however long the test's driver takes between two calls on a busy machine."""
+    page.evaluate(
+        """([x0, y0, x1, y1, steps]) => {
+            const target = document.elementFromPoint(x0, y0);
+            const fire = (type, x, y) => target.dispatchEvent(new PointerEvent(type, {
+                pointerId: 1, pointerType: "mouse", isPrimary: true, button: 0,
+                buttons: type === "pointerup" ? 0 : 1, clientX: x, clientY: y,
+                bubbles: true, cancelable: true, composed: true,
+            }));
+            fire("pointerdown", x0, y0);
+            for (let i = 1; i <= steps; i++) {
+                fire("pointermove", x0 + ((x1 - x0) * i) / steps, y0 + ((y1 - y0) * i) / steps);
+            }
+            fire("pointerup", x1, y1);
+        }""",
+        [*start, *end, steps],
+    )
+
+
 def wait_for_answer(page: Page, board: Locator, n: int) -> dict:
     """The board's result once the server has answered for n inputs."""
     board.element_handle().wait_for_element_state("stable")
@@ -153,10 +175,8 @@ def test_hull_board_draws_the_api_hull(tracked_page: TrackedPage) -> None:
     assert box is not None
     grab = board.locator("[data-index='2'] .pb-grab").bounding_box()
     assert grab is not None
-    page.mouse.move(grab["x"] + grab["width"] / 2, grab["y"] + grab["height"] / 2)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3, steps=8)
-    page.mouse.up()
+    centre = (grab["x"] + grab["width"] / 2, grab["y"] + grab["height"] / 2)
+    drag(page, centre, (box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3))
     wait_for_answer(page, board, len(CLICKS))
     assert board_points(page, "hull")[2] != points[2]
     board.locator("[data-index='4'] .pb-grab").click(button="right")
@@ -229,11 +249,9 @@ def test_tsp_and_sort_boards(tracked_page: TrackedPage) -> None:
     line = sort.locator("[data-board-canvas]").bounding_box()
     grab = sort.locator("[data-index='2'] .pb-grab").bounding_box()
     assert line is not None and grab is not None
-    page.mouse.move(grab["x"] + grab["width"] / 2, grab["y"] + grab["height"] / 2)
-    page.mouse.down()
     target = (PAD + 0.97 * (FRAME - 2 * PAD)) / FRAME  # 0.97 on the 0..1 line
-    page.mouse.move(line["x"] + line["width"] * target, grab["y"] + grab["height"] / 2, steps=8)
-    page.mouse.up()
+    y = grab["y"] + grab["height"] / 2
+    drag(page, (grab["x"] + grab["width"] / 2, y), (line["x"] + line["width"] * target, y))
     # the answer for the new values: the exact sort now ends with input 3
     page.wait_for_function(
         """(board) => {
@@ -270,11 +288,8 @@ def test_a_quick_drag_is_answered_where_it_was_released(tracked_page: TrackedPag
     assert line is not None and grab is not None
     y = grab["y"] + grab["height"] / 2
     at = lambda value: line["x"] + line["width"] * (PAD + value * (FRAME - 2 * PAD)) / FRAME  # noqa: E731
-    page.mouse.move(grab["x"] + grab["width"] / 2, y)
-    page.mouse.down()
-    page.mouse.move(at(0.45), y)  # between 0.3 and 0.6: third of four
-    page.mouse.move(at(0.97), y)  # past 0.9: the largest
-    page.mouse.up()
+    # from 0.1 through about 0.53 (between 0.3 and 0.6: third of four) to 0.97 (the largest)
+    drag(page, (grab["x"] + grab["width"] / 2, y), (at(0.97), y), steps=2)
     page.wait_for_timeout(300)  # every answer asked for is on its way or in
     wait_for_answer(page, sort, 4)
     answer = json.loads(sort.locator("[data-result-json]").text_content() or "{}")
