@@ -6,7 +6,8 @@ Problems!": `python -m models.evaluate attention-routing`.
   reference (`--reference --set test`), decoded greedily, by sampling 1,280 tours and keeping
   the shortest (the paper's sampling row), and with `symmetric` (greedy from every start city
   in each of the 8 images of the unit square; beyond the paper) — beside the paper's numbers.
-  Each model's lengths and times are kept in data/eval/attention-routing/ under its sha256.
+  Each model's lengths and times are kept in data/eval/attention-routing/ under its sha256 and
+  the thread count.
 - `permutation`: the same cities listed in another order. The attention model reads a set, so
   its first pointer distribution moves with the cities and its tour is the same cycle; the
   Pointer Network with the paper's LSTM encoder reads a sequence and changes its mind.
@@ -92,7 +93,7 @@ def tsp_table(count: int) -> dict:
         found = cached_results(
             "attention-routing",
             name,
-            f"{count}-tsp",
+            f"{count}-tsp-{torch.get_num_threads()}threads",  # the times depend on the threads
             lambda n=n, name=name: decoded_lengths(
                 load_model(name)[0].eval(), curve_set(n, count, "test")
             ),

@@ -414,6 +414,12 @@ def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.Monkey
     }
 
 
+LATE = (
+    "This link asks for beam search over 100 points, more than the page can run while it loads "
+    "after its other figures: the board below shows the example instead."
+)
+
+
 @pytest.mark.parametrize(
     ("tokens", "light_tokens", "room", "sentence"),
     [
@@ -421,22 +427,19 @@ def test_a_registered_widget_is_specified_as_declared(monkeypatch: pytest.Monkey
             PAGE_FIGURE_TOKENS,
             PAGE_FIGURE_TOKENS,
             1,
-            "This link asks for beam search over 100 points, more than the page can run while "
-            "it loads after its other figures: the board below shows the example instead.",
+            LATE,
         ),
         (  # the same without a light request
             PAGE_FIGURE_TOKENS,
             None,
             1,
-            "This link asks for beam search over 100 points, more than the page can run while "
-            "it loads after its other figures: the board below shows the example instead.",
+            LATE,
         ),
         (  # too heavy itself, and its light request fits a figure but not what is left
             PAGE_FIGURE_TOKENS + 1,
             PAGE_FIGURE_TOKENS,
             1,
-            "This link asks for beam search over 100 points, more than the page can run while "
-            "it loads after its other figures: the board below shows the example instead.",
+            LATE,
         ),
         (  # too heavy, and so is its light request
             PAGE_FIGURE_TOKENS + 1,

@@ -358,8 +358,8 @@ def verdicts(scratch: Path) -> dict[str, str]:
 
 
 def survivors(scratch: Path) -> list[str]:
-    """The mutants an earlier run in `scratch` did not kill, or did not reach before its budget
-    ran out (none without an earlier run);
+    """The mutants an earlier run in `scratch` did not kill, did not reach before its budget
+    ran out, or saw end by a signal ("suspicious") (none without an earlier run);
     the verdicts are kept in the scratch copy for the report after the new run."""
     if not (scratch / "mutants").is_dir():
         return []
