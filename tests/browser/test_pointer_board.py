@@ -40,12 +40,30 @@ pytestmark = pytest.mark.skipif(
 CLICKS = [(0.1, 0.15), (0.8, 0.1), (0.45, 0.4), (0.9, 0.75), (0.55, 0.6), (0.15, 0.85)]
 
 
-def click_at(page: Page, svg: Locator, x: float, y: float, tap: bool = False) -> None:
+def click_at(
+    page: Page, svg: Locator, x: float, y: float, tap: bool = False, aside: bool = False
+) -> None:
     svg.scroll_into_view_if_needed()  # a board with its take-away block is taller than 900 px
     box = svg.bounding_box()
     assert box is not None
     cx = box["x"] + (PAD + x * (FRAME - 2 * PAD)) / FRAME * box["width"]
     cy = box["y"] + (FRAME - PAD - y * (FRAME - 2 * PAD)) / FRAME * box["height"]
+    if aside:
+        # a board the browser drew at random may hold a point right there: a click on it would
+        # select that point instead of adding one, so step aside to the nearest empty spot
+        cx, cy = page.evaluate(
+            """([cx, cy]) => {
+                for (let r = 0; r < 200; r += 6) {
+                    for (let a = 0; a < (r ? 16 : 1); a++) {
+                        const x = cx + r * Math.cos((a * Math.PI) / 8);
+                        const y = cy + r * Math.sin((a * Math.PI) / 8);
+                        if (!document.elementFromPoint(x, y)?.closest("[data-index]")) return [x, y];
+                    }
+                }
+                return [cx, cy];
+            }""",
+            [cx, cy],
+        )
     if tap:
         page.touchscreen.tap(cx, cy)
     else:
