@@ -41,10 +41,10 @@ deploy: nginx
 # others wait (measured: 1,661 tests 8 min 49 s with two workers, the CPU busy half the time).
 # TEST_WORKERS=0 runs in one process. Each test file runs whole on one worker, so module
 # fixtures (an app, nginx, a live server) are made once; each worker loads the shipped models
-# once (tests/conftest.py).
+# once (tests/conftest.py), and the slowest files start first (tests/conftest.py).
 TEST_WORKERS ?= 3
 test: $(VENV)/.dev-installed chromium nginx
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check app models tests bench tools

@@ -295,14 +295,17 @@ def write_reference(task: str, name: str, document: dict, data: dict, directory:
 
 
 def load_reference(
-    entry: dict, directory: Path = CHECKPOINT_DIR
+    entry: dict,
+    directory: Path = CHECKPOINT_DIR,
+    translation_lookup: type[TranslationCorpus] = TranslationCorpus,
 ) -> InflectionLexicon | TranslationCorpus:
-    """The lookup for a manifest entry of family "reference", after checking its sha256."""
+    """The lookup for a manifest entry of family "reference", after checking its sha256 (a
+    translation corpus as `translation_lookup`, which may know more of it)."""
     document = json.loads(lzma.decompress(verified_file(entry, directory).read_bytes()))
     if entry.get("task") == "inflection":
         return InflectionLexicon(document)
     if entry.get("task") == "translation":
-        return TranslationCorpus(document)
+        return translation_lookup(document)
     raise ReferenceFormatError(f"No reference lookup for task {entry.get('task')!r}.")
 
 

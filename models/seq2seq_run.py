@@ -14,8 +14,6 @@ corrupt one.
 
 from __future__ import annotations
 
-import json
-import lzma
 import math
 import re
 import time
@@ -27,7 +25,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from models import references, snapshots
-from models.checkpoints import CheckpointError, verified_file
+from models.checkpoints import CheckpointError
 from models.errors import InvalidInput
 from models.references import InflectionLexicon, TranslationCorpus
 from models.seq2seq import UNK, Trace
@@ -302,10 +300,7 @@ def load_reference(
 ) -> InflectionLexicon | TranslationCorpus:
     """A reference file ready to look up (the registry's loader for the family "reference");
     the translation corpus also knows the words its training split holds."""
-    if entry.get("task") == "translation":
-        document = json.loads(lzma.decompress(verified_file(entry, checkpoint_dir).read_bytes()))
-        return ServedCorpus(document)
-    return references.load_reference(entry, checkpoint_dir)
+    return references.load_reference(entry, checkpoint_dir, ServedCorpus)
 
 
 def model_info(served: ServedSeq2Seq, inference_alpha: float | None) -> Seq2SeqModelInfo:

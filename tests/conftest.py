@@ -96,17 +96,54 @@ _references: dict[tuple[Any, ...], Any] = {}
 _read_reference = references.load_reference
 
 
-def _load_reference_once(entry: dict, directory: Path = CHECKPOINT_DIR) -> Any:
+def _load_reference_once(entry: dict, directory: Path = CHECKPOINT_DIR, *lookup: type) -> Any:
     if _mutant_active():
-        return _read_reference(entry, directory)
+        return _read_reference(entry, directory, *lookup)
     verified_file(entry, directory)
-    key = (entry.get("task"), entry.get("format"), entry.get("version"), entry["sha256"])
+    key = (entry.get("task"), entry.get("format"), entry.get("version"), entry["sha256"], *lookup)
     if key not in _references:
-        _references[key] = _read_reference(entry, directory)
+        _references[key] = _read_reference(entry, directory, *lookup)
     return _references[key]
 
 
 references.load_reference = _load_reference_once
+
+
+# ---- the order files run in ----
+# `make test` hands whole files to its workers in collection order (--no-loadscope-reorder:
+# xdist would put the files with the most tests first, and its last files were the slowest
+# ones with few tests, run by one worker while the others had finished). The slowest files go
+# first; a file not listed keeps its place after them. Measured by test time per file (s,
+# three workers, 2 cores): the order matters, the numbers only roughly.
+SLOWEST_FILES = (
+    "browser/test_accessibility.py",  # 105
+    "browser/test_site.py",  # 84
+    "test_proxy_metrics.py",  # 70
+    "browser/test_seq2seq_widget.py",  # 64
+    "browser/test_pointer_board.py",  # 49
+    "browser/test_reading.py",  # 48
+    "test_hardening_proxy.py",  # 45
+    "browser/test_pointer_dead_ends.py",  # 43
+    "browser/test_seq2seq_dead_ends.py",  # 40
+    "test_figure_export.py",  # 40
+    "test_entmax_reference_suite.py",  # 39
+    "test_hardening_requests.py",  # 37
+    "test_copy_translation.py",  # 32
+    "test_inflection_full.py",  # 30
+    "browser/test_entmax_playground.py",  # 27
+    "browser/test_figure_take_away.py",  # 27
+    "test_prices.py",  # 25
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    rank = {name: place for place, name in enumerate(SLOWEST_FILES)}
+
+    def place(item: pytest.Item) -> int:
+        return rank.get(Path(item.fspath).relative_to(tests).as_posix(), len(rank))
+
+    items.sort(key=place)  # stable: within a file, and among the others, nothing moves
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ headers, and the start-up warm-up.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import logging
@@ -16,7 +15,6 @@ import shutil
 import socket
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -40,6 +38,7 @@ from app.security import CONTENT_SECURITY_POLICY, SecurityHeaders, relative_loca
 from app.seq2seq.requests import MAX_LEMMA_CHARS, InflectRequest
 from app.serve import TcpListenerConfig
 from app.settings import ServingSettings
+from tests.own_loop import run_on_own_loop
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
@@ -203,10 +202,8 @@ def test_the_body_limit_also_guards_endpoints_outside_fastapi() -> None:
         sent.append(message)
 
     scope = {"type": "http", "method": "POST", "path": "/raw", "headers": []}
-    # A thread of its own: Playwright's sync API may already run an event loop in this one.
     middleware = BodySizeLimit(reads_everything, max_bytes=1000)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
+    run_on_own_loop(middleware(scope, receive, send))
     assert sent[0]["status"] == 413
 
 
@@ -533,8 +530,7 @@ def send_body(chunks: list[bytes], declared: int | None, max_bytes: int = 1000) 
     headers = [] if declared is None else [(b"content-length", str(declared).encode())]
     scope = {"type": "http", "method": "POST", "path": "/api/x", "headers": headers}
     middleware = BodySizeLimit(app, max_bytes=max_bytes)
-    with ThreadPoolExecutor(max_workers=1) as pool:  # an event loop of its own
-        pool.submit(asyncio.run, middleware(scope, receive, send)).result()
+    run_on_own_loop(middleware(scope, receive, send))
     return sent[0]["status"]
 
 
@@ -605,8 +601,7 @@ def exchange(middleware, scope: dict, chunks: list[bytes] = (b"",)) -> list[dict
     async def send(message: dict) -> None:
         sent.append(message)
 
-    with ThreadPoolExecutor(max_workers=1) as pool:  # an event loop of its own
-        pool.submit(asyncio.run, middleware({"type": "http", **scope}, receive, send)).result()
+    run_on_own_loop(middleware({"type": "http", **scope}, receive, send))
     return sent
 
 
@@ -755,7 +750,7 @@ def run_asgi(app) -> list[dict]:  # noqa: ANN001
         sent.append(message)
 
     scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
-    asyncio.run(SecurityHeaders(app)(scope, receive, send))
+    run_on_own_loop(SecurityHeaders(app)(scope, receive, send))
     return sent
 
 
@@ -800,7 +795,7 @@ def test_an_error_escaping_the_app_is_a_500_with_the_headers_then_raised() -> No
 
     scope = {"type": "http", "method": "GET", "path": "/", "headers": []}
     with pytest.raises(RuntimeError):
-        asyncio.run(SecurityHeaders(broken)(scope, None, send))  # type: ignore[arg-type]
+        run_on_own_loop(SecurityHeaders(broken)(scope, None, send))  # type: ignore[arg-type]
     start, body = messages
     assert start["type"] == "http.response.start" and start["status"] == 500
     headers = dict((k.decode(), v.decode()) for k, v in start["headers"])
@@ -817,5 +812,5 @@ def test_an_error_escaping_the_app_is_a_500_with_the_headers_then_raised() -> No
 
     messages.clear()
     with pytest.raises(RuntimeError, match="after the start"):
-        asyncio.run(SecurityHeaders(half)(scope, None, send))  # type: ignore[arg-type]
+        run_on_own_loop(SecurityHeaders(half)(scope, None, send))  # type: ignore[arg-type]
     assert [m["status"] for m in messages] == [200]  # no second start once one went out

@@ -18,7 +18,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +50,7 @@ from models.pointer import beam_search as pointer_beam_search
 from models.pointer import greedy
 from models.seq2seq import Config, Seq2Seq
 from models.seq2seq import beam_search as seq2seq_beam_search
+from tests.own_loop import run_on_own_loop
 
 FIXTURE_CONTENT = Path(__file__).parent / "fixtures" / "content"
 SORT_BODY = {"values": [0.3, 0.1, 0.2, 0.5]}
@@ -505,9 +505,7 @@ def test_budget_stops_when_the_client_disconnects() -> None:
             await budgets.__anext__()
         return budget
 
-    # its own thread: the browser tests' Playwright keeps an event loop running in this one
-    with ThreadPoolExecutor(1) as pool:
-        budget = pool.submit(asyncio.run, scenario()).result()
+    budget = run_on_own_loop(scenario())
     with pytest.raises(ComputeStopped) as stopped:
         budget.check()
     assert stopped.value.status == 499
@@ -757,5 +755,4 @@ def test_a_stop_says_why_and_only_a_disconnect_sets_it() -> None:
         task.cancel()
         return budget.client_gone.is_set()
 
-    with ThreadPoolExecutor(1) as pool:
-        assert pool.submit(asyncio.run, watch()).result() is False  # more body is no goodbye
+    assert run_on_own_loop(watch()) is False  # more body is no goodbye

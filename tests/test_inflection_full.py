@@ -221,32 +221,48 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
     assert "model card" in table["note"]  # the rounds are told there, not in the table
 
 
+REPLAY_SOURCES = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
+
+
+@pytest.fixture(scope="module")
+def replay_setting(tmp_path_factory) -> tuple:
+    """The medium recipe without replay, a data directory the module's recipes share (a
+    recipe that finds a source's decoding there reuses it, as a resumed run does), and the
+    cells each source model decodes wrongly (greedy), found here apart from the recipe."""
+    manifest = read_manifest()
+    if not all(name in manifest for name in REPLAY_SOURCES):
+        pytest.skip("the high models are not trained in this checkout")
+    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+    wrong_by = {}
+    for name in REPLAY_SOURCES:
+        model, _ = load_model(name)
+        with torch.no_grad():
+            correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
+        wrong_by[name] = {i for i, right in enumerate(correct) if not right}
+    return plain, tmp_path_factory.mktemp("replay-data"), wrong_by, manifest
+
+
 def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong(
-    tmp_path, monkeypatch
+    replay_setting, monkeypatch
 ) -> None:
     """The replay phase's data: the training pairs, plus `replay_copies` more of each cell the
     named checkpoint decodes wrongly (greedy), recorded with the checkpoint's sha256. The
     decoding is kept on disk, so a second recipe (a resumed run, a later round) reuses it."""
-    source = "seq2seq-inflect-a1"
-    if source not in read_manifest():
-        pytest.skip(f"{source} is not trained in this checkout")
-    monkeypatch.setattr(inflection_recipe, "DATA_DIR", tmp_path)
-    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+    plain, data_dir, wrong_by, manifest = replay_setting
+    source = REPLAY_SOURCES[0]
+    monkeypatch.setattr(inflection_recipe, "DATA_DIR", data_dir)
     replayed = inflection_recipe.InflectionRecipe(
         "replayed", 1.0, setting="medium", steps=10, replay_from=(source,), replay_copies=3
     )
-    model, entry = load_model(source)
-    with torch.no_grad():
-        correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
-    wrong = [e for e, right in zip(plain.training, correct, strict=True) if not right]
+    wrong = wrong_by[source]
     assert 0 < len(wrong) < len(plain.training)
-    extra = sum(len(e.forms) for e in wrong) * 3
+    extra = sum(len(plain.training[i].forms) for i in wrong) * 3
     assert len(replayed._pairs) == len(plain._pairs) + extra
     assert replayed._pairs[: len(plain._pairs)] == plain._pairs
     replay = replayed.data_description()["replay"]
     assert replay == {
         "from": source,
-        "sha256": entry["sha256"],
+        "sha256": manifest[source]["sha256"],
         "cells_wrong_before": len(wrong),
         "copies": 3,
     }
@@ -263,29 +279,20 @@ def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong(
 
 
 def test_a_later_replay_round_repeats_what_any_of_its_sources_gets_wrong(
-    tmp_path, monkeypatch
+    replay_setting, monkeypatch
 ) -> None:
     """A second round repeats the cells that either the first model or the first round got
     wrong: repeating only the latest model's mistakes let it forget the earlier ones."""
-    sources = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
-    manifest = read_manifest()
-    if not all(name in manifest for name in sources):
-        pytest.skip("the high models are not trained in this checkout")
-    monkeypatch.setattr(inflection_recipe, "DATA_DIR", tmp_path)
-    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+    plain, data_dir, wrong_by, manifest = replay_setting
+    monkeypatch.setattr(inflection_recipe, "DATA_DIR", data_dir)
     replayed = inflection_recipe.InflectionRecipe(
-        "replayed", 1.0, setting="medium", steps=10, replay_from=sources, replay_copies=2
+        "replayed", 1.0, setting="medium", steps=10, replay_from=REPLAY_SOURCES, replay_copies=2
     )
-    wrong_by = []
-    for name in sources:
-        model, _ = load_model(name)
-        with torch.no_grad():
-            correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
-        wrong_by.append({i for i, right in enumerate(correct) if not right})
-    union = wrong_by[0] | wrong_by[1]
-    assert len(union) > max(len(w) for w in wrong_by)  # each source adds cells of its own
+    first, second = (wrong_by[name] for name in REPLAY_SOURCES)
+    union = first | second
+    assert len(union) > max(len(first), len(second))  # each source adds cells of its own
     extra = sum(len(plain.training[i].forms) for i in union) * 2
     assert len(replayed._pairs) == len(plain._pairs) + extra
     replay = replayed.data_description()["replay"]
-    assert replay["from"] == list(sources) and replay["cells_wrong_before"] == len(union)
-    assert replay["sha256"] == [manifest[name]["sha256"] for name in sources]
+    assert replay["from"] == list(REPLAY_SOURCES) and replay["cells_wrong_before"] == len(union)
+    assert replay["sha256"] == [manifest[name]["sha256"] for name in REPLAY_SOURCES]

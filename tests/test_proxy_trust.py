@@ -11,7 +11,6 @@ refuses it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import socket
 import stat
 import time
@@ -24,6 +23,7 @@ import pytest
 from app.security import ForwardedBySocket, forwarded_address
 from app.serve import SOCKET_MODE, build_config, remote_proxies, unix_listener
 from bench.nginx import Instance, start_instance
+from tests.own_loop import run_on_own_loop
 from tests.test_hardening_proxy import ENTMAX_BODY, free_port, no_checkpoints
 
 
@@ -138,7 +138,7 @@ def test_forwarded_headers_are_believed_on_the_socket_only() -> None:
             "scheme": "http",
             "headers": headers,
         }
-        asyncio.run(middleware(scope, None, None))
+        run_on_own_loop(middleware(scope, None, None))
     # the last entry is the one the proxy added; elsewhere nothing changes
     assert seen == [
         (("198.51.100.4", 0), "https"),
@@ -211,5 +211,5 @@ def test_the_socket_passes_the_proxys_scheme_and_the_connection_on() -> None:
             "scheme": "https",
             "headers": [(b"x-forwarded-proto", proto)],
         }
-        asyncio.run(middleware(scope, receive, send))
+        run_on_own_loop(middleware(scope, receive, send))
         assert seen == [scheme, receive, send]

@@ -57,7 +57,8 @@ def click_at(
                     for (let a = 0; a < (r ? 16 : 1); a++) {
                         const x = cx + r * Math.cos((a * Math.PI) / 8);
                         const y = cy + r * Math.sin((a * Math.PI) / 8);
-                        if (!document.elementFromPoint(x, y)?.closest("[data-index]")) return [x, y];
+                        const hit = document.elementFromPoint(x, y);
+                        if (!hit?.closest("[data-index]")) return [x, y];
                     }
                 }
                 return [cx, cy];
