@@ -42,9 +42,13 @@ deploy: nginx
 # TEST_WORKERS=0 runs in one process. Each test file runs whole on one worker, so module
 # fixtures (an app, nginx, a live server) are made once; each worker loads the shipped models
 # once (tests/conftest.py), and the slowest files start first (tests/conftest.py).
+# Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (this machine sets it): pytest
+# rewrites the asserts of its plugins' 350 modules (schemathesis, hypothesis, anyio) in each
+# process that loads them and keeps the result only as bytecode. The main process writes it
+# before its workers start, so they, and the servers tests start, read it (35 s of CPU a run).
 TEST_WORKERS ?= 3
 test: $(VENV)/.dev-installed chromium nginx
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check app models tests bench tools
