@@ -49,6 +49,9 @@ from models.checkpoints import CHECKPOINT_DIR, read_manifest, save_checkpoint
 
 RUN_DIR = Path("data/attention-routing")
 # independent instance streams; "test" is drawn only by the results tables (models.evaluate)
+# A step, with the evaluation and save at an epoch's end, takes seconds on this CPU; a gap of
+# over 10 minutes between two steps is a pause, and the run's wall time counts 10 minutes of it.
+PAUSE_S = 600.0
 STREAMS = {"train": 1, "baseline-eval": 2, "curve": 3, "test": 4}
 
 
@@ -418,12 +421,15 @@ class Trainer:
         """Train until `epochs` are done, `max_hours` of this process pass, or SIGTERM."""
         stop = []
         signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-        started = last_save = last_log = time.time()
-        wall0, last_log_step = self.wall_s, self.step
+        started = last_save = last_log = before = time.time()
+        last_log_step = self.step
         while self.epoch < self.config.epochs and not stop:
             info = self.train_step()
             now = time.time()
-            self.wall_s = wall0 + now - started
+            # a gap far longer than any step takes is a pause (the process stopped with
+            # SIGSTOP, the machine suspended), not training
+            self.wall_s += min(now - before, PAUSE_S)
+            before = now
             if self.step % log_every == 0:
                 self.log(info, (self.step - last_log_step) / (now - last_log))
                 last_log, last_log_step = now, self.step

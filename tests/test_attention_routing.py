@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -181,6 +182,21 @@ def test_resume_takes_exactly_the_same_next_step(tmp_path):
         trainer.model.state_dict().values(), resumed.model.state_dict().values(), strict=True
     ):
         assert torch.equal(a, b)
+
+
+def test_a_pause_between_steps_is_not_counted_as_training(tmp_path, monkeypatch):
+    """A run stopped for an hour (SIGSTOP while the machine does other work) adds at most
+    PAUSE_S to its wall time; the steps around it count in full."""
+    from models import attention_routing_train
+
+    trainer = tiny_trainer(tmp_path, epochs=1)  # three steps, then the run ends
+    clock = iter([100.0, 102.0, 3702.0, 3705.0])  # the start, then after each step
+    monkeypatch.setattr(attention_routing_train, "time", SimpleNamespace(time=lambda: next(clock)))
+    trainer.wall_s = 50.0
+    trainer.run()
+    assert trainer.step == 3
+    assert trainer.wall_s == 50.0 + 2.0 + attention_routing_train.PAUSE_S + 3.0
+    assert attention_routing_train.PAUSE_S < 3600
 
 
 def test_curve_points_and_export(tmp_path):
