@@ -170,10 +170,20 @@ def test_hull_board_draws_the_api_hull(tracked_page: TrackedPage) -> None:
     heatmap = board.locator("[data-heatmap]")
     expect(heatmap.locator(".pb-hm-row.is-current")).to_have_text(f"step {steps}")
     expect(heatmap.locator(".pb-hm-current")).to_be_visible()  # drawn after the row's class
-    current = heatmap.locator(".pb-hm-current").bounding_box()
-    label = heatmap.locator(".pb-hm-row.is-current").bounding_box()
-    assert current is not None and label is not None
-    assert abs((current["y"] + current["height"] / 2) - (label["y"] + label["height"] / 2)) < 6
+    # the outline sits on its row's label (read in one go: the heatmap may be redrawn between
+    # two reads while the last answers land)
+    page.wait_for_function(
+        """(board) => {
+            const current = board.querySelector("[data-heatmap] .pb-hm-current");
+            const label = board.querySelector("[data-heatmap] .pb-hm-row.is-current");
+            if (!current || !label) return false;
+            const a = current.getBoundingClientRect();
+            const b = label.getBoundingClientRect();
+            return a.height > 0 && Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < 6;
+        }""",
+        arg=board.element_handle(),
+        timeout=30_000,
+    )
     expect(heatmap.locator(".pb-hm-column")).to_have_count(len(points) + 1)
     page.keyboard.press("Home")
     expect(board.locator("[data-step-label]")).to_contain_text(f"Step 1 of {steps}")
