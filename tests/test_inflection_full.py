@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -224,22 +225,31 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
 REPLAY_SOURCES = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
 
 
+REPLAY_CELLS = 1500  # the first cells of the medium set: each source gets some of them wrong
+
+
 @pytest.fixture(scope="module")
-def replay_setting(tmp_path_factory) -> tuple:
-    """The medium recipe without replay, a data directory the module's recipes share (a
-    recipe that finds a source's decoding there reuses it, as a resumed run does), and the
-    cells each source model decodes wrongly (greedy), found here apart from the recipe."""
+def replay_setting(tmp_path_factory) -> Iterator[tuple]:
+    """The medium recipe without replay (on the first REPLAY_CELLS cells of its set, so each
+    source is decoded in seconds), a data directory the module's recipes share (a recipe that
+    finds a source's decoding there reuses it, as a resumed run does), and the cells each
+    source model decodes wrongly (greedy), found here apart from the recipe."""
     manifest = read_manifest()
     if not all(name in manifest for name in REPLAY_SOURCES):
         pytest.skip("the high models are not trained in this checkout")
-    plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
-    wrong_by = {}
-    for name in REPLAY_SOURCES:
-        model, _ = load_model(name)
-        with torch.no_grad():
-            correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
-        wrong_by[name] = {i for i, right in enumerate(correct) if not right}
-    return plain, tmp_path_factory.mktemp("replay-data"), wrong_by, manifest
+    splits = inflection_recipe.load_splits()
+    with pytest.MonkeyPatch.context() as patch:
+        fewer = {**splits, "medium": splits["medium"][:REPLAY_CELLS]}
+        patch.setattr(inflection_recipe, "load_splits", lambda: fewer)
+        plain = inflection_recipe.InflectionRecipe("plain", 1.0, setting="medium", steps=10)
+        assert len(plain.training) == REPLAY_CELLS
+        wrong_by = {}
+        for name in REPLAY_SOURCES:
+            model, _ = load_model(name)
+            with torch.no_grad():
+                correct = inflection_recipe.greedy_correct(model, plain.vocab, plain.training)
+            wrong_by[name] = {i for i, right in enumerate(correct) if not right}
+        yield plain, tmp_path_factory.mktemp("replay-data"), wrong_by, manifest
 
 
 def test_a_replay_recipe_repeats_exactly_the_cells_its_source_model_gets_wrong(
