@@ -48,10 +48,10 @@ from models.attention_routing import AttentionModel, Config
 from models.checkpoints import CHECKPOINT_DIR, read_manifest, save_checkpoint
 
 RUN_DIR = Path("data/attention-routing")
-# independent instance streams; "test" is drawn only by the results tables (models.evaluate)
 # A step, with the evaluation and save at an epoch's end, takes seconds on this CPU; a gap of
 # over 10 minutes between two steps is a pause, and the run's wall time counts 10 minutes of it.
 PAUSE_S = 600.0
+# independent instance streams; "test" is drawn only by the results tables (models.evaluate)
 STREAMS = {"train": 1, "baseline-eval": 2, "curve": 3, "test": 4}
 
 

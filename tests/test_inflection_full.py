@@ -223,8 +223,6 @@ def test_full_table_puts_full_models_first_beside_high(tmp_path, monkeypatch) ->
 
 
 REPLAY_SOURCES = ("seq2seq-inflect-a1", "seq2seq-inflect-a2")
-
-
 REPLAY_CELLS = 1500  # the first cells of the medium set: each source gets some of them wrong
 
 
