@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.chromium import launch  # noqa: E402
+
 PAGES = ("/papers/pointer-networks", "/papers/sparse-seq2seq")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 MEASURE = """() => {
   const prose = document.querySelector('[data-prose]') || document.body;
   const live = document.getElementById('live-model');
@@ -60,7 +57,7 @@ def main() -> None:
     parser.add_argument("--extra", nargs="*", default=[], help="more paths to measure")
     args = parser.parse_args()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": args.width, "height": args.height})
         for path in (*PAGES, *args.extra):
             page.goto(args.base + path, wait_until="load", timeout=120_000)

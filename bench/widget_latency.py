@@ -29,16 +29,9 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.chromium import launch  # noqa: E402
 from bench.load import ROOT, uvicorn_server  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 POINTER_PAGE, SPARSE_PAGE = "/papers/pointer-networks", "/papers/sparse-seq2seq"
 # Arms window.__latency: the milliseconds from the next `event` on the widget `selector` to
 # the frame after it shows the answer: `kind` says what to look at, `value` what it must be.
@@ -134,7 +127,7 @@ def dom_ready_ms(browser: Browser, url: str) -> float:
 def measure(url: str, repeats: int, seed: int) -> dict[str, list[float]]:
     rng = random.Random(seed)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(playwright)
         baseline = dom_ready_ms(browser, url + "/")
         print(f"DOMContentLoaded, best of {PAGE_LOADS}: index page (baseline) {baseline:.0f} ms")
         for path in (POINTER_PAGE, SPARSE_PAGE):

@@ -1114,6 +1114,15 @@ def test_the_copy_model_answers_with_its_pointer(api: TestClient) -> None:
     ]
 
 
+@pytest.mark.parametrize("flag", [0, 1, "true", None])
+def test_copy_model_takes_json_true_or_false_only(api: TestClient, flag: object) -> None:
+    """The schema says boolean; a 0 or "true" (found by the fuzzer, once accepted as a flag) is
+    refused with a sentence that names the field, as every other wrong type is."""
+    response = api.post("/api/seq2seq/translate", json={**SENTENCE, "copy_model": flag})
+    assert response.status_code == 422
+    assert "copy_model" in response.json()["detail"]
+
+
 def test_a_copy_model_the_alpha_lacks_is_a_422_that_names_the_ones_there(api: TestClient) -> None:
     alpha = next(a for a in ALPHAS if a not in COPY_SERVED)
     response = api.post(

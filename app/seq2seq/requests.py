@@ -297,6 +297,7 @@ class TranslateRequest(Seq2SeqDecodeOptions):
 
     copy_model: bool = Field(
         False,
+        strict=True,  # JSON true/false only: 0 or "yes" is a wrong type, not a flag to coerce
         description="decode with the copy-capable model trained with `alpha`: at each step it "
         "generates a vocabulary piece or points at a source position and emits that piece "
         "(each step's `copy_weights` and `copy_mass` say how much went to pointing)",
@@ -530,6 +531,7 @@ class TranslateFigure(LearningFigure, FigureOptions, TranslateRequest):
     EXAMPLES = TRANSLATION_EXAMPLES
     TASK = "translation"
 
+    copy_model: bool = Field(False, description="the copy-capable model (a query's 1 or on)")
     copy_beside: bool = Field(
         False,
         description="with `copy_model` (and no α comparison): the generate-only model's answer "
