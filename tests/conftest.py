@@ -116,23 +116,24 @@ references.load_reference = _load_reference_once
 # first; a file not listed keeps its place after them. Measured by test time per file (s,
 # three workers, 2 cores): the order matters, the numbers only roughly.
 SLOWEST_FILES = (
-    "browser/test_accessibility.py",  # 105
-    "browser/test_site.py",  # 84
-    "test_proxy_metrics.py",  # 70
-    "browser/test_seq2seq_widget.py",  # 64
-    "browser/test_pointer_board.py",  # 49
-    "browser/test_reading.py",  # 48
-    "test_hardening_proxy.py",  # 45
-    "browser/test_pointer_dead_ends.py",  # 43
-    "browser/test_seq2seq_dead_ends.py",  # 40
-    "test_figure_export.py",  # 40
-    "test_entmax_reference_suite.py",  # 39
-    "test_hardening_requests.py",  # 37
-    "test_copy_translation.py",  # 32
+    "browser/test_seq2seq_widget.py",  # 66
+    "browser/test_accessibility.py",  # 65
+    "browser/test_site.py",  # 54
+    "test_proxy_metrics.py",  # 54
+    "test_prices.py",  # 44
+    "test_hardening_proxy.py",  # 40
+    "test_fuzz_api.py",  # 40
+    "browser/test_pointer_board.py",  # 38
+    "test_entmax_reference_suite.py",  # 34
+    "test_hostile_corpus.py",  # 33
     "test_inflection_full.py",  # 30
-    "browser/test_entmax_playground.py",  # 27
-    "browser/test_figure_take_away.py",  # 27
-    "test_prices.py",  # 25
+    "test_hardening_requests.py",  # 30
+    "test_entmax.py",  # 28
+    "test_api_seq2seq.py",  # 28
+    "test_figure_export.py",  # 25
+    "browser/test_pointer_dead_ends.py",  # 25
+    "test_copy_translation.py",  # 24
+    "browser/test_reading.py",  # 23
 )
 
 
