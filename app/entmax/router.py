@@ -4,18 +4,20 @@ draws it)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
-from app.compute import Budget, stops_answered
 from app.entmax.export import export_svg
 from app.entmax.requests import EntmaxRequest, EntmaxResponse, PlaygroundRequest
 from app.entmax.service import compute_entmax
 from app.entmax.widget import playground_view
-from app.figure_export import export_budget, exported, figure_page
+from app.export_routes import add_export_route
+from app.figure_export import Draw, figure_page
+from app.registry import ModelRegistry
 from app.responses import back_to_page, respond, wants_fragment
 
 router = APIRouter(prefix="/api", tags=["entmax"])
@@ -56,23 +58,18 @@ def entmax_figure(
     return respond(request, view["result"], figure_html, view, figure.address(), ANCHOR)
 
 
-ExportCost = Annotated[Budget, Depends(export_budget(PlaygroundRequest))]
-
-
-@router.get("/entmax/figure.{kind}", include_in_schema=False, response_model=None)
-def entmax_figure_export(
-    kind: Literal["svg", "png"],
-    request: Request,
-    figure: Annotated[PlaygroundRequest, Query()],
-    budget: ExportCost,
-) -> Response:
-    """The playground's bars for its fields as a self-contained SVG, or as PNG (priced for
-    the drawing: no model runs)."""
+def playground_drawing(
+    registry: ModelRegistry, figure: PlaygroundRequest, check: Callable[[], None]
+) -> Draw:
+    """The playground's bars for an export (no model runs: α-entmax itself)."""
     view = playground_view(figure)
-    with stops_answered(budget):
-        return exported(
-            request,
-            kind,
-            f"papertrace-entmax-{figure.alpha:g}",
-            lambda templates, page: export_svg(templates, page, view),
-        )
+    return lambda templates, page: export_svg(templates, page, view)
+
+
+def playground_filename(figure: PlaygroundRequest) -> str:
+    return f"papertrace-entmax-{figure.alpha:g}"
+
+
+add_export_route(
+    router, "/entmax/figure", PlaygroundRequest, playground_drawing, playground_filename
+)

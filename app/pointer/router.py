@@ -12,12 +12,14 @@ missing model 503, a bug 500.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, exported, figure_page
+from app.export_routes import Drawing, add_export_route
+from app.figure_export import Draw, figure_page
 from app.pointer.board import live_context
 from app.pointer.export import board_takeaway, export_svg
 from app.pointer.requests import (
@@ -36,6 +38,7 @@ from app.pointer.service import board_learning, solve, task_models, trained_size
 from app.pointer.url_state import address, figure_id
 from app.pointer.views import result_context
 from app.pointer.your_turn import picks
+from app.registry import ModelRegistry, Registry
 from app.responses import error_responses, respond, wants_fragment
 from models.errors import InvalidInput
 
@@ -46,7 +49,6 @@ ERRORS = error_responses(
     "The task's checkpoint is missing or corrupt",
 )
 BoardKey = Annotated[str, Path(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
-Kind = Literal["svg", "png"]
 
 
 PointsBudget = Annotated[Budget, Depends(compute_budget(PointsRequest))]
@@ -54,51 +56,61 @@ ValuesBudget = Annotated[Budget, Depends(compute_budget(ValuesRequest))]
 
 
 def answer(
-    request: Request, task: Task, body: PointsRequest | ValuesRequest, budget: Budget
+    request: Request,
+    registry: ModelRegistry,
+    task: Task,
+    body: PointsRequest | ValuesRequest,
+    budget: Budget,
 ) -> Any:
     with stops_answered(budget):
-        result = solve(request.app.state.registry, task, body, budget.check)
+        result = solve(registry, task, body, budget.check)
     return respond(request, result, "partials/pointer/result.html", result_context(result))
 
 
 @router.post("/hull", response_model=HullResponse, responses=ERRORS)
-def convex_hull(body: PointsRequest, request: Request, budget: PointsBudget) -> Any:
+def convex_hull(
+    body: PointsRequest, request: Request, registry: Registry, budget: PointsBudget
+) -> Any:
     """Decode the convex hull of the points: vertices counter-clockwise, beside the exact hull
     (monotone chain)."""
-    return answer(request, "hull", body, budget)
+    return answer(request, registry, "hull", body, budget)
 
 
 @router.post("/tsp", response_model=TspResponse, responses=ERRORS)
-def travelling_salesman(body: PointsRequest, request: Request, budget: PointsBudget) -> Any:
+def travelling_salesman(
+    body: PointsRequest, request: Request, registry: Registry, budget: PointsBudget
+) -> Any:
     """Decode a closed tour through the points, beside Held–Karp (n ≤ 12, exact) or the best of
     two classical tours polished by 2-opt."""
-    return answer(request, "tsp", body, budget)
+    return answer(request, registry, "tsp", body, budget)
 
 
 @router.post("/sort", response_model=SortResponse, responses=ERRORS)
-def sort_values(body: ValuesRequest, request: Request, budget: ValuesBudget) -> Any:
+def sort_values(
+    body: ValuesRequest, request: Request, registry: Registry, budget: ValuesBudget
+) -> Any:
     """Decode the values in ascending order; `alpha: 1.5` uses the sparse (1.5-entmax)
     pointer."""
-    return answer(request, "sort", body, budget)
+    return answer(request, registry, "sort", body, budget)
 
 
 @router.get("/models", response_model=list[TaskModels])
-def models(request: Request) -> list[TaskModels]:
+def models(registry: Registry) -> list[TaskModels]:
     """Each task's checkpoints, by the α of their pointer, and whether they can be served."""
-    registry = request.app.state.registry
     return [task_models(registry, task) for task in ("hull", "tsp", "sort")]
 
 
 # ---- the board's round trip ----
 
 
-def board_answer(request: Request, task: Task, key: str, board: Board, budget: Budget) -> Any:
+def board_answer(
+    request: Request, registry: ModelRegistry, task: Task, key: str, board: Board, budget: Budget
+) -> Any:
     """The board's figure for its state, with its other live parts out of band and the page
     address to show. Inputs the model cannot take (too few, all on one line, …) are drawn
     with the sentence in an answer of their own (200: the browser logs no refused request;
     tests/browser/test_pointer_board.py::test_typed_coordinates_and_errors): the one place
     a reader's error is caught."""
-    registry = request.app.state.registry
     try:
         with stops_answered(budget):
             result = solve(registry, task, board, budget.check, remember=True)
@@ -128,55 +140,58 @@ BOARD = {"response_model": None, "include_in_schema": False}
 
 
 @router.get("/hull/board/{key}", **BOARD)
-def hull_board(key: BoardKey, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
-    return board_answer(request, "hull", key, board, budget)
+def hull_board(
+    key: BoardKey, board: PointsQuery, request: Request, registry: Registry, budget: PointsCost
+) -> Any:
+    return board_answer(request, registry, "hull", key, board, budget)
 
 
 @router.get("/tsp/board/{key}", **BOARD)
-def tsp_board(key: BoardKey, board: PointsQuery, request: Request, budget: PointsCost) -> Any:
-    return board_answer(request, "tsp", key, board, budget)
+def tsp_board(
+    key: BoardKey, board: PointsQuery, request: Request, registry: Registry, budget: PointsCost
+) -> Any:
+    return board_answer(request, registry, "tsp", key, board, budget)
 
 
 @router.get("/sort/board/{key}", **BOARD)
-def sort_board(key: BoardKey, board: ValuesQuery, request: Request, budget: ValuesCost) -> Any:
-    return board_answer(request, "sort", key, board, budget)
+def sort_board(
+    key: BoardKey, board: ValuesQuery, request: Request, registry: Registry, budget: ValuesCost
+) -> Any:
+    return board_answer(request, registry, "sort", key, board, budget)
 
 
 # ---- a board taken away (app/figure_export.py): the same state, drawn as one file ----
 
 
-def board_export(request: Request, task: Task, board: Board, budget: Budget, kind: str) -> Any:
-    """The board's figure at its step as a self-contained SVG (or that SVG as PNG), with the
-    legend and a caption naming the paper, the checkpoint and its sha256, and the link."""
-    with stops_answered(budget):
-        result = solve(request.app.state.registry, task, board, budget.check, remember=True)
-    context = live_context(
-        task, task, board.inputs(), result, None, board.step - 1, mine=picks(board)
+def board_drawing(task: Task) -> Drawing:
+    """The board's figure at its step as a self-contained SVG, with the legend and a caption
+    naming the paper, the checkpoint and its sha256, and the link."""
+
+    def drawing(registry: ModelRegistry, board: Board, check: Callable[[], None]) -> Draw:
+        result = solve(registry, task, board, check, remember=True)
+        context = live_context(
+            task, task, board.inputs(), result, None, board.step - 1, mine=picks(board)
+        )
+        shown = board.model_copy(update={"step": context["current_step"] + 1})
+        figure = context["figure"]
+        return lambda templates, page: export_svg(templates, page, task, shown, result, figure)
+
+    return drawing
+
+
+def board_filename(task: Task) -> Callable[[Board], str]:
+    return lambda board: f"papertrace-{task}-{len(board.inputs())}"
+
+
+for exported_task, board_schema in (
+    ("hull", PointsBoard),
+    ("tsp", PointsBoard),
+    ("sort", ValuesBoard),
+):
+    add_export_route(
+        router,
+        f"/{exported_task}/figure",
+        board_schema,
+        board_drawing(exported_task),
+        board_filename(exported_task),
     )
-    board = board.model_copy(update={"step": context["current_step"] + 1})
-    return exported(
-        request,
-        kind,
-        f"papertrace-{task}-{len(board.inputs())}",
-        lambda templates, page: export_svg(templates, page, task, board, result, context["figure"]),
-    )
-
-
-EXPORT = {"response_model": None, "include_in_schema": False}
-PointsExport = Annotated[Budget, Depends(export_budget(PointsBoard))]
-ValuesExport = Annotated[Budget, Depends(export_budget(ValuesBoard))]
-
-
-@router.get("/hull/figure.{kind}", **EXPORT)
-def hull_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsExport) -> Any:
-    return board_export(request, "hull", board, budget, kind)
-
-
-@router.get("/tsp/figure.{kind}", **EXPORT)
-def tsp_figure(kind: Kind, board: PointsQuery, request: Request, budget: PointsExport) -> Any:
-    return board_export(request, "tsp", board, budget, kind)
-
-
-@router.get("/sort/figure.{kind}", **EXPORT)
-def sort_figure(kind: Kind, board: ValuesQuery, request: Request, budget: ValuesExport) -> Any:
-    return board_export(request, "sort", board, budget, kind)

@@ -7,15 +7,15 @@ Both routes are made by `figure_route` (no `from __future__ import annotations` 
 reads the route's parameter types from the function the factory builds)."""
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
 from pydantic import BaseModel
 
 from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, exported, figure_page
-from app.registry import Registry
+from app.export_routes import add_export_route
+from app.figure_export import Draw, figure_page
+from app.registry import ModelRegistry, Registry
 from app.responses import error_responses, respond
 from app.routing import service
 from app.routing.export import export_svg, routing_takeaway
@@ -56,28 +56,16 @@ def figure_route(
         address, anchor = figure.address(prefix), f"#{context['figure_id']}"
         return respond(request, answer, f"partials/routing/{name}.html", context, address, anchor)
 
-    export_cost = Annotated[Budget, Depends(export_budget(schema))]
+    def drawing(registry: ModelRegistry, figure: CitiesFigure, check: Callable[[], None]) -> Draw:
+        context = view(figure, compute(registry, figure, check))
+        return lambda templates, page: export_svg(templates, page, context)
 
-    def export(
-        kind: Literal["svg", "png"],
-        figure: Annotated[schema, Query()],
-        request: Request,
-        registry: Registry,
-        budget: export_cost,
-    ) -> Response:
-        with stops_answered(budget):
-            answer = compute(registry, figure, budget.check)
-        context = view(figure, answer)
-        return exported(
-            request,
-            kind,
-            f"papertrace-{name}-{len(figure.points)}",
-            lambda templates, page: export_svg(templates, page, context),
-        )
+    def filename(figure: CitiesFigure) -> str:
+        return f"papertrace-{name}-{len(figure.points)}"
 
     route.__doc__ = summary
     router.get(f"/{name}", response_model=answer_model, responses=ERRORS, name=name)(route)
-    router.get(f"/{name}.{{kind}}", include_in_schema=False, response_model=None)(export)
+    add_export_route(router, f"/{name}", schema, drawing, filename)
 
 
 figure_route(

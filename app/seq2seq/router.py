@@ -13,15 +13,17 @@ The two figure routes are made by `figure_route` (no `from __future__ import ann
 FastAPI reads the route's parameter types from the function the factory builds).
 """
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 
-from app.compute import Budget, compute_budget, stops_answered
-from app.figure_export import export_budget, exported, figure_page
-from app.registry import Registry
+from app.compute import Budget, compute_budget
+from app.export_routes import add_export_route
+from app.figure_export import Draw, figure_page
+from app.registry import ModelRegistry, Registry
 from app.responses import back_to_page, error_responses, respond, wants_fragment
 from app.seq2seq import service
 from app.seq2seq.export import export_svg, responses, seq2seq_takeaway
@@ -155,28 +157,13 @@ def figure_route(path: str, schema: type[InflectFigure] | type[TranslateFigure])
     ) -> BaseModel | Response:
         return answer(request, figure, registry, budget)
 
-    export_cost = Annotated[Budget, Depends(export_budget(schema))]
-
-    def export(
-        kind: Literal["svg", "png"],
-        figure: Annotated[schema, Query()],
-        request: Request,
-        registry: Registry,
-        budget: export_cost,
-    ) -> Response:
-        """The widget's figure for its form's fields as a self-contained SVG, or as PNG."""
-        with stops_answered(budget):
-            drawn = figure_view(registry, figure, budget.check)
-        return exported(
-            request,
-            kind,
-            f"papertrace-{path}",
-            lambda templates, page: export_svg(templates, page, figure, drawn),
-        )
+    def drawing(registry: ModelRegistry, figure: FigureOptions, check: Callable[[], None]) -> Draw:
+        drawn = figure_view(registry, figure, check)
+        return lambda templates, page: export_svg(templates, page, figure, drawn)
 
     route.__doc__ = f"The {schema.TASK} widget's figure for its form's fields."
     router.get(f"/{path}/figure", include_in_schema=False, response_model=None)(route)
-    router.get(f"/{path}/figure.{{kind}}", include_in_schema=False, response_model=None)(export)
+    add_export_route(router, f"/{path}/figure", schema, drawing, lambda _: f"papertrace-{path}")
 
 
 figure_route("inflect", InflectFigure)
