@@ -248,8 +248,9 @@ def local_models(checkpoint_dir: Path = Path("checkpoints")) -> Callable[[str], 
     return ModelRegistry(checkpoint_dir).get
 
 
-def get_registry(request: Request) -> ModelRegistry:
-    """FastAPI dependency: the registry created by `create_app`."""
+async def get_registry(request: Request) -> ModelRegistry:
+    """FastAPI dependency: the registry created by `create_app` (async: read on the event loop,
+    so a route refused by the compute gate or the rate limit never waits for a thread)."""
     return request.app.state.registry
 
 

@@ -339,19 +339,31 @@ def test_the_app_keeps_idle_connections_longer_than_the_proxy() -> None:
 # ---- bounded work: concurrency, cost, deadline, disconnect ----
 
 
-def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient) -> None:
+@pytest.mark.parametrize(
+    "path",
+    ["/api/pointer/sort", "/api/entmax/figure.svg"],  # the second: add_export_route
+)
+def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient, path: str) -> None:
+    """Whatever the route asks for besides its price (the registry, the request), the refusal
+    needs no thread: a route with a dependency run in the thread pool waited for one here."""
+
+    def send() -> Any:
+        if path.startswith("/api/pointer"):
+            return client.post(path, json=SORT_BODY)
+        return client.get(path)
+
     gate = client.app.state.compute_gate
     gate.in_flight = gate.capacity  # as if that much model work were running
     try:
-        with pool_blocked(client):  # the refusal needs no thread
+        with pool_blocked(client):
             started = time.perf_counter()
-            busy = client.post("/api/pointer/sort", json=SORT_BODY)
+            busy = send()
             assert time.perf_counter() - started < 1.0
     finally:
         gate.in_flight = 0
     assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
     assert "busy" in busy.json()["detail"]
-    assert client.post("/api/pointer/sort", json=SORT_BODY).status_code == 200
+    assert send().status_code == 200
 
 
 def test_the_gate_fits_light_calls_beside_heavy_ones() -> None:
