@@ -9,9 +9,11 @@ registry's state in a pool thread (it may load a checkpoint that appeared since 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+
+from app.registry import Registry
 
 router = APIRouter(tags=["health"])
 
@@ -46,11 +48,10 @@ async def healthz() -> Health:
     responses={503: {"model": Readiness, "description": "a served model is unavailable"}},
 )
 @router.head("/readyz", include_in_schema=False)
-def readyz(request: Request) -> JSONResponse:
+def readyz(registry: Registry) -> JSONResponse:
     """Readiness: 200 when every served model loaded (sha256 verified); else 503 saying which
     did not and why. A degraded replica still serves pages and its other models, but a load
     balancer should prefer a ready one."""
-    registry = request.app.state.registry
     problem = registry.manifest_problem()
     loaded, unavailable = registry.readiness()
     if problem is None and not registry.manifest():

@@ -28,6 +28,7 @@ from app.assets import page_assets
 from app.compute import ComputeStopped, page_budget
 from app.content import ContentLibrary, Paper, WidgetCall, WidgetRenderer, render_body
 from app.figure_export import figure_page
+from app.registry import Registry
 from app.widgets import PagePlan, WidgetEnv, WidgetError, widget_needs
 from app.widgets.results_table import load_results
 
@@ -130,13 +131,12 @@ def page_tokens(app: Any, path: str, query: Mapping[str, str]) -> int:
     response_class=HTMLResponse,
     responses={404: {"description": "No paper with this slug, or one without served models"}},
 )
-def model_cards_page(request: Request, slug: str) -> HTMLResponse:
+def model_cards_page(request: Request, slug: str, registry: Registry) -> HTMLResponse:
     """A model card for every checkpoint the paper's figures serve, built from the manifest,
     its lineage and the results JSON."""
     paper = _library(request).get(slug)
     if paper is None or slug not in model_cards.PAPER_SOURCES:
         raise HTTPException(status_code=404, detail=f"No model cards for “{slug}”.")
-    registry = request.app.state.registry
     source = model_cards.PAPER_SOURCES[slug]
     env = WidgetEnv(results_dir=_library(request).directory / "results", registry=registry)
     try:
