@@ -30,6 +30,8 @@ PLAYWRIGHT_DISABLED_FEATURES = [
     "NetworkTimeServiceQuerying",
     "AimEnabled",
     "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
 ]
 OMNIBOX_POPUP_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup"]
 CHROMIUM_ARGS = [
