@@ -7,7 +7,8 @@ for every new browser context: about 1 core-second each, for an address bar a he
 never shows, which was two thirds of what a test's fresh context and one page load cost here
 (1.6 → 0.6 core-seconds for the library page). Chromium keeps only the last --disable-features
 it is given, so the list repeats Playwright's own (playwright 1.65, chromiumSwitches.ts)
-before adding the popup's three features.
+before adding the popup's three features (pyproject.toml pins that Playwright: a newer one may
+change its list).
 """
 
 from __future__ import annotations
