@@ -340,17 +340,17 @@ def test_the_app_keeps_idle_connections_longer_than_the_proxy() -> None:
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["/api/pointer/sort", "/api/entmax/figure.svg"],  # the second: add_export_route
-)
-def test_a_full_worker_answers_503_with_retry_after_at_once(client: TestClient, path: str) -> None:
+    ("method", "path", "body"),
+    [("POST", "/api/pointer/sort", SORT_BODY), ("GET", "/api/entmax/figure.svg", None)],
+)  # the second route is made by add_export_route
+def test_a_full_worker_answers_503_with_retry_after_at_once(
+    client: TestClient, method: str, path: str, body: dict | None
+) -> None:
     """Whatever the route asks for besides its price (the registry, the request), the refusal
     needs no thread: a route with a dependency run in the thread pool waited for one here."""
 
     def send() -> Any:
-        if path.startswith("/api/pointer"):
-            return client.post(path, json=SORT_BODY)
-        return client.get(path)
+        return client.request(method, path, json=body)
 
     gate = client.app.state.compute_gate
     gate.in_flight = gate.capacity  # as if that much model work were running
