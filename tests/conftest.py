@@ -137,6 +137,17 @@ SLOWEST_FILES = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the entmax kernels into numba's disk cache once, in the main process, before any
+    worker starts. On a fresh clone the cache is empty, and otherwise each of the three workers
+    and each live server the browser tests start would compile them at the same moment: six
+    45-second compiles on two cores, which left every live server silent past its 60 s wait."""
+    if not hasattr(config, "workerinput"):
+        from models.entmax import warm_up
+
+        warm_up()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = Path(__file__).parent
     rank = {name: place for place, name in enumerate(SLOWEST_FILES)}

@@ -41,18 +41,27 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+def _wait_until_up(
+    url: str, server: subprocess.Popen[bytes], log: Path, timeout_s: float = 120
+) -> None:
+    """Wait for /healthz; a server that dies or stays silent fails with its log's last lines."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {server.returncode} before serving")
+            raise RuntimeError(
+                f"uvicorn exited with {server.returncode} before serving:\n{_tail(log)}"
+            )
         try:
             with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"uvicorn did not answer {url}/healthz within {timeout_s} s")
+    raise RuntimeError(f"uvicorn did not answer {url}/healthz within {timeout_s} s:\n{_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 20) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 @pytest.fixture(scope="session")
@@ -64,13 +73,14 @@ def live_server() -> Iterator[str]:
     command = [sys.executable, "-m", "uvicorn", "app.main:app", "--port", str(port)]
     worker = os.environ.get("PYTEST_XDIST_WORKER")  # one server per xdist worker, each its log
     log_name = f"live-server-{worker}.log" if worker else "live-server.log"
-    with (ARTIFACTS / log_name).open("wb") as log:
+    log_path = ARTIFACTS / log_name
+    with log_path.open("wb") as log:
         server = subprocess.Popen(
             [*command, "--host", "127.0.0.1"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_until_up(url, server)
+            _wait_until_up(url, server, log_path)
             yield url
         finally:
             server.terminate()
