@@ -26,7 +26,16 @@ Read top to bottom:
    $z^{\text{copy}}_j = \tilde h_t^\top W_c m_j + b_c$ from the attentional vector
    $\tilde h_t$ (what the generator reads) and the encoder state $m_j$. A copied piece that the
    target vocabulary lacks is fed back as its source embedding through a fresh linear map.
-4. Decoding over pieces: a piece's probability is the sum over its vocabulary entry and its
+4. Following a span (``copy_spans``): a name or a path is copied piece after piece, and a
+   pointer that only knows which *piece* came last loses its place where the source repeats a
+   piece ("KeePassXC" came out "KePassXC", "/var/faist/zeakgrair" "/var/fagrair"). As
+   CopyNet's selective read (Gu et al., 2016), the next step's input adds
+   $W_r \sum_j \rho_j m_j$, the encoder states of the positions the last piece came from
+   ($\rho$: the copy mass of the positions holding that piece, renormalised; uniform over
+   them where the step gave them none), and the gold set of a piece that continues a copied
+   run is the next position of that run only (``aligned_positions``). $W_r$ starts at zero, so
+   the fine-tune starts from the model it is initialised from.
+5. Decoding over pieces: a piece's probability is the sum over its vocabulary entry and its
    source positions (``piece_probabilities``); greedy and beam search run over pieces, so two
    ways to emit one piece are one hypothesis, and the beam's exactness certificate counts
    pieces.
@@ -201,6 +210,7 @@ class CopyMemory(Memory):
 @dataclass
 class CopyConfig(Config):
     split_numbers: bool = False  # the source's pieces cut between digits and others (source_pieces)
+    copy_spans: bool = False  # the selective read and the span-following gold (module doc, 4.)
 
 
 class CopySeq2Seq(Seq2Seq):
@@ -218,8 +228,12 @@ class CopySeq2Seq(Seq2Seq):
         self.copy_score = nn.Linear(c.hidden, c.hidden, bias=False)  # W_c
         self.copy_bias = nn.Parameter(torch.zeros(()))  # b_c
         self.copy_input = nn.Linear(c.emb_dim, c.emb_dim)  # a copied OOV piece fed back
+        if c.copy_spans:
+            self.copy_read = nn.Linear(c.hidden, c.emb_dim, bias=False)  # W_r
+            nn.init.zeros_(self.copy_read.weight)
 
     NEW_PARAMETERS = ("copy_score.weight", "copy_bias", "copy_input.weight", "copy_input.bias")
+    SPAN_PARAMETERS = ("copy_read.weight",)
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor) -> tuple[CopyMemory, DecoderState]:
         memory, state = super().encode(src, lengths)
@@ -256,16 +270,23 @@ class CopySeq2Seq(Seq2Seq):
         return torch.cat([logits, copy], dim=-1), attention, DecoderState(h, c, feed)
 
     def embed_pieces(
-        self, vocab_ids: torch.Tensor, copied_from: torch.Tensor, memory: CopyMemory
+        self,
+        vocab_ids: torch.Tensor,
+        copied_from: torch.Tensor,
+        memory: CopyMemory,
+        read: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Decoder inputs (k, emb): the target embedding of vocab_ids (k,), or, where
-        copied_from (k,) is a source position (>= 0), the mapped source embedding there."""
+        copied_from (k,) is a source position (>= 0), the mapped source embedding there; with
+        `copy_spans`, plus W_r of the encoder states weighted by `read` (k, src_len)."""
         embedded = self.tgt_embed(vocab_ids)
         copied = copied_from >= 0
         if bool(copied.any()):
             rows = torch.arange(len(vocab_ids))
             source = memory.source_embedded[rows, copied_from.clamp_min(0)]  # (k, emb)
             embedded = torch.where(copied[:, None], self.copy_input(source), embedded)
+        if self.config.copy_spans and read is not None:
+            embedded = embedded + self.copy_read(torch.bmm(read.unsqueeze(1), memory.values)[:, 0])
         return embedded
 
     def forward(self, batch: CopyBatch) -> torch.Tensor:
@@ -278,7 +299,8 @@ class CopySeq2Seq(Seq2Seq):
         for t in range(batch.vocab_ids.shape[1]):
             step_scores, _, state = self.copy_step(inputs, state, memory)
             scores.append(step_scores)
-            inputs = self.embed_pieces(batch.vocab_ids[:, t], batch.copied_from[:, t], memory)
+            read = batch.read[:, t]
+            inputs = self.embed_pieces(batch.vocab_ids[:, t], batch.copied_from[:, t], memory, read)
         scores = torch.stack(scores, dim=1)  # (batch, tgt_len, V + src_len)
         keep = batch.vocab_ids != PAD
         return fenchel_young_set_loss(scores[keep], batch.gold[keep], self.config.out_alpha)
@@ -295,6 +317,7 @@ class CopyExampleIds:
     source_keys: list[int]  # PieceKeys.source_keys
     target_keys: list[int]  # per target piece (then EOS)
     vocab_size: int
+    positions: list[list[int]]  # per target key: the source positions in its gold set
 
     @classmethod
     def build(
@@ -304,16 +327,35 @@ class CopyExampleIds:
         source_sp: spm.SentencePieceProcessor,
         target_sp: spm.SentencePieceProcessor,
         split_numbers: bool = False,
+        spans: bool = False,
     ) -> CopyExampleIds:
         pieces = source_pieces(source, source_sp, split_numbers)
         keys = PieceKeys.build(pieces, target_sp)
         target_keys = [keys.key(p, target_sp) for p in target_pieces(pieces, target, target_sp)]
+        target_keys.append(EOS)
         return cls(
             [source_sp.piece_to_id(p) for p in pieces],
             keys.source_keys,
-            target_keys + [EOS],
+            target_keys,
             keys.vocab_size,
+            aligned_positions(keys.source_keys, target_keys, spans),
         )
+
+
+def aligned_positions(
+    source_keys: Sequence[int], target_keys: Sequence[int], spans: bool
+) -> list[list[int]]:
+    """Per target key, the source positions holding it. With `spans`, a key that continues a
+    run (the position after one the previous key was aligned to holds it) keeps only those
+    next positions: "e" after the "K" of "KeePassXC" points at the "e" that follows it."""
+    out: list[list[int]] = []
+    previous: set[int] = set()
+    for key in target_keys:
+        holding = [j for j, source_key in enumerate(source_keys) if source_key == key]
+        following = [j for j in holding if j - 1 in previous] if spans else []
+        out.append(following or holding)
+        previous = set(out[-1])
+    return out
 
 
 @dataclass
@@ -323,6 +365,7 @@ class CopyBatch:
     vocab_ids: torch.Tensor  # (batch, tgt_len): the piece's vocabulary id, UNK if none, PAD after
     copied_from: torch.Tensor  # (batch, tgt_len): a source position holding an OOV piece, or -1
     gold: torch.Tensor  # (batch, tgt_len, V + src_len) bool: the gold set of each step
+    read: torch.Tensor  # (batch, tgt_len, src_len): uniform over each piece's gold positions
 
 
 def collate(examples: Sequence[CopyExampleIds]) -> CopyBatch:
@@ -331,22 +374,24 @@ def collate(examples: Sequence[CopyExampleIds]) -> CopyBatch:
     s = max(len(e.src) for e in examples)
     t = max(len(e.target_keys) for e in examples)
     src = torch.full((b, s), PAD, dtype=torch.long)
-    source_keys = torch.full((b, s), -1, dtype=torch.long)
     target_keys = torch.full((b, t), -2, dtype=torch.long)
+    at_source = torch.zeros((b, t, s), dtype=torch.bool)
     for row, e in enumerate(examples):
         src[row, : len(e.src)] = torch.tensor(e.src)
-        source_keys[row, : len(e.src)] = torch.tensor(e.source_keys)
         target_keys[row, : len(e.target_keys)] = torch.tensor(e.target_keys)
+        for step, positions in enumerate(e.positions):
+            at_source[row, step, positions] = True
     lengths = torch.tensor([len(e.src) for e in examples])
     real = target_keys >= 0
     in_vocab = real & (target_keys < vocab)
     vocab_ids = torch.where(in_vocab, target_keys, torch.where(real, UNK, PAD))
-    at_source = source_keys[:, None, :] == target_keys[:, :, None]  # (b, t, s)
-    first = at_source.float().argmax(-1)  # the first source position holding the piece
+    first = at_source.float().argmax(-1)  # the first gold position of the piece
     copied_from = torch.where(real & ~in_vocab, first, -1)
     gold_vocab = torch.zeros((b, t, vocab), dtype=torch.bool)
     gold_vocab.scatter_(-1, vocab_ids.unsqueeze(-1), in_vocab.unsqueeze(-1))
-    return CopyBatch(src, lengths, vocab_ids, copied_from, torch.cat([gold_vocab, at_source], -1))
+    read = at_source / at_source.sum(-1, keepdim=True).clamp_min(1)
+    gold = torch.cat([gold_vocab, at_source], -1)
+    return CopyBatch(src, lengths, vocab_ids, copied_from, gold, read)
 
 
 # --- 4. decoding over pieces ---------------------------------------------------------------------
@@ -373,15 +418,37 @@ def batch_keys(
     return keys, padded
 
 
-def _inputs_for(
-    model: CopySeq2Seq, chosen: torch.Tensor, source_keys: torch.Tensor, memory: CopyMemory
+def read_weights(
+    chosen: torch.Tensor,
+    source_keys: torch.Tensor,
+    mask: torch.Tensor,
+    copy_probs: torch.Tensor | None,
 ) -> torch.Tensor:
-    """Decoder inputs (k, emb) for the chosen piece keys (k,), source_keys (k, src_len)."""
-    vocab = model.config.tgt_vocab
-    in_vocab = chosen < vocab
-    first = (source_keys == chosen[:, None]).float().argmax(-1)
-    copied_from = torch.where(in_vocab, -1, first)
-    return model.embed_pieces(torch.where(in_vocab, chosen, UNK), copied_from, memory)
+    """The selective read's ρ (k, src_len) for the chosen piece keys (k,): the copy mass
+    (k, src_len) the choosing step gave the positions holding the piece, renormalised; uniform
+    over those positions where it gave them none or at the first step (copy_probs None); all
+    zero where the source lacks the piece."""
+    holding = ((source_keys == chosen[:, None]) & mask).to(torch.float64)
+    if copy_probs is not None:
+        mass = holding * copy_probs
+        holding = torch.where(mass.sum(-1, keepdim=True) > 0, mass, holding)
+    return holding / holding.sum(-1, keepdim=True).clamp_min(1e-300)
+
+
+def _inputs_for(
+    model: CopySeq2Seq,
+    chosen: torch.Tensor,
+    source_keys: torch.Tensor,
+    memory: CopyMemory,
+    copy_probs: torch.Tensor | None,
+) -> torch.Tensor:
+    """Decoder inputs (k, emb) for the chosen piece keys (k,), source_keys (k, src_len), and
+    the copy mass (k, src_len) of the step that chose them (None at the first step)."""
+    in_vocab = chosen < model.config.tgt_vocab
+    read = read_weights(chosen, source_keys, memory.mask, copy_probs)
+    copied_from = torch.where(in_vocab, -1, read.argmax(-1))
+    read = read.to(memory.values.dtype)
+    return model.embed_pieces(torch.where(in_vocab, chosen, UNK), copied_from, memory, read)
 
 
 @torch.inference_mode()
@@ -402,11 +469,13 @@ def greedy_decode_pieces(
     vocab = model.config.tgt_vocab
     chosen = torch.full((len(keys),), BOS, dtype=torch.long)
     outputs, done = [], torch.zeros(len(keys), dtype=torch.bool)
+    copy_probs = None
     for _ in range(max_len):
-        inputs = _inputs_for(model, chosen, source_keys, memory)
+        inputs = _inputs_for(model, chosen, source_keys, memory, copy_probs)
         scores, _, state = model.copy_step(inputs, state, memory)
         # argmax of the piece mass needs the distribution, not just the scores
         probs = entmax(scores, model.config.out_alpha)  # (batch, V + src_len)
+        copy_probs = probs[:, vocab:]
         per_piece = torch.zeros_like(probs)
         per_piece[:, :vocab] = probs[:, :vocab]
         per_piece.scatter_add_(1, source_keys, probs[:, vocab:])
@@ -484,11 +553,12 @@ def beam_search_pieces(
     finished: list[PieceHypothesis] = []
     exact = True
     chosen = torch.tensor([BOS])
+    copy_probs = None  # (k, src_len): the copy mass of the step that chose each live key
     for _ in range(max_len):
         if check is not None:
             check()
         k = len(live)
-        inputs = _inputs_for(model, chosen, source_keys.expand(k, -1), memory.expand(k))
+        inputs = _inputs_for(model, chosen, source_keys.expand(k, -1), memory.expand(k), copy_probs)
         scores, attention, state = model.copy_step(inputs, state, memory.expand(k), attn_alpha)
         probs = entmax(scores.double(), out_alpha)  # (k, V + src_len)
         per_piece = piece_probabilities(probs, source_keys[0], keys.size)  # (k, pieces)
@@ -514,6 +584,7 @@ def beam_search_pieces(
             live = []
             break
         state = state.select(torch.tensor(rows))
+        copy_probs = probs[rows, vocab:]
         live = survivors
         chosen = torch.tensor([h.keys[-1] for h in live])
     if live:
@@ -530,10 +601,11 @@ def beam_search_pieces(
 
 def init_from_generate_only(model: CopySeq2Seq, state_dict: dict[str, torch.Tensor]) -> list[str]:
     """Load a generate-only Seq2Seq's weights into the shared parameters (or a copy model's
-    into all of them); returns the fresh (copy) parameter names, and fails if anything else is
-    missing or unexpected."""
+    into all of them, W_r left fresh where the copy model has none); returns the fresh
+    parameter names, and fails if anything else is missing or unexpected."""
     result = model.load_state_dict(state_dict, strict=False)
     fresh = set(result.missing_keys)
-    if result.unexpected_keys or (fresh and fresh != set(CopySeq2Seq.NEW_PARAMETERS)):
+    span = set(CopySeq2Seq.SPAN_PARAMETERS) if model.config.copy_spans else set()
+    if result.unexpected_keys or fresh not in (set(), span, set(CopySeq2Seq.NEW_PARAMETERS) | span):
         raise ValueError(f"weights do not fit: {result}")
     return sorted(result.missing_keys)

@@ -75,12 +75,13 @@ def training_examples(
     source_sp: spm.SentencePieceProcessor,
     target_sp: spm.SentencePieceProcessor,
     split_numbers: bool = False,
+    spans: bool = False,
 ) -> list[CopyExampleIds]:
     out = []
     for source, target in pairs:
         if len(source_sp.encode(source)) > MAX_TOKENS:
             continue
-        example = CopyExampleIds.build(source, target, source_sp, target_sp, split_numbers)
+        example = CopyExampleIds.build(source, target, source_sp, target_sp, split_numbers, spans)
         if len(example.src) <= MAX_TOKENS and len(example.target_keys) <= MAX_TOKENS + 1:
             out.append(example)
     return out
@@ -294,7 +295,12 @@ def train_command(args: argparse.Namespace) -> None:
     base = init_info(init_path)
     config = CopyConfig(
         **base["config"]
-        | {"attn_alpha": args.alpha, "out_alpha": args.alpha, "split_numbers": args.split_numbers}
+        | {
+            "attn_alpha": args.alpha,
+            "out_alpha": args.alpha,
+            "split_numbers": args.split_numbers,
+            "copy_spans": args.copy_spans,
+        }
     )
     torch.manual_seed(args.seed)
     model = CopySeq2Seq(config)
@@ -321,7 +327,7 @@ def train_command(args: argparse.Namespace) -> None:
         else []
     )
     pairs += [(p.source, p.target) for p in frequent] * args.replay_copies
-    examples = training_examples(pairs, source_sp, target_sp, args.split_numbers)
+    examples = training_examples(pairs, source_sp, target_sp, args.split_numbers, args.copy_spans)
     dev = DevSets.build(splits["dev"], args.dev_pairs, args.dev_templates)
     print(f"{len(examples)} training examples in {time.time() - started:.0f} s", flush=True)
     meta = {
@@ -331,10 +337,7 @@ def train_command(args: argparse.Namespace) -> None:
         "init_from": base
         | {
             "fresh_parameters": fresh,
-            "note": "shared parameters from this generate-only model; the copy parameters "
-            "start fresh"
-            if fresh
-            else "every parameter from this copy model",
+            "note": fresh_note(fresh),
         },
         "data": data_description(len(splits["train"]), len(templates), len(examples))
         | replay_description(len(frequent), args.replay_copies),
@@ -395,6 +398,15 @@ def train_command(args: argparse.Namespace) -> None:
     print(f"saved {state_path} at step {state.step}", flush=True)
 
 
+def fresh_note(fresh: list[str]) -> str:
+    """What the model card says about the parameters the run started without."""
+    if not fresh:
+        return "every parameter from this copy model"
+    if fresh == list(CopySeq2Seq.SPAN_PARAMETERS):
+        return "every parameter from this copy model; the selective read W_r starts at zero"
+    return "shared parameters from this generate-only model; the copy parameters start fresh"
+
+
 def replay_description(frequent: int, copies: int) -> dict:
     """The data's `replay` field (the model card's "repeated" column reads it)."""
     if not frequent:
@@ -439,7 +451,13 @@ def export_safetensors(state_path: Path, out_path: Path) -> dict:
             "grad_clip_norm": meta["plan"]["clip"],
         },
         "loss": "Fenchel-Young loss of one alpha-entmax over [vocabulary; source positions] "
-        "against the uniform distribution on the gold piece's entries",
+        "against the uniform distribution on the gold piece's entries"
+        + (
+            "; a piece that continues a copied run has that run's next position as its only "
+            "gold position"
+            if meta["config"].get("copy_spans")
+            else ""
+        ),
         "wall_time_s": round(state["elapsed_s"], 1),
         "threads_per_process": meta["threads"],
         "resumes": state["resumes"],
@@ -492,6 +510,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--split-numbers",
         action="store_true",
         help="cut source pieces where digits meet other characters (source_pieces)",
+    )
+    train.add_argument(
+        "--copy-spans",
+        action="store_true",
+        help="the selective read and the span-following gold (models.copy_translation, 4.)",
     )
     train.add_argument("--resume", action="store_true")
     train.add_argument("--threads", type=int, default=1)

@@ -16,6 +16,7 @@ from models.copy_translation import (
     CopyExampleIds,
     CopySeq2Seq,
     PieceKeys,
+    aligned_positions,
     beam_search_pieces,
     collate,
     detokenize,
@@ -23,6 +24,7 @@ from models.copy_translation import (
     greedy_decode_pieces,
     init_from_generate_only,
     piece_probabilities,
+    read_weights,
     source_pieces,
     target_pieces,
 )
@@ -234,6 +236,65 @@ def test_batch_gold_sets(tokenizer) -> None:
     now = batch.gold[0, 1]  # "▁now": its vocabulary entry and source position 2
     assert now.nonzero().flatten().tolist() == [tokenizer.piece_to_id("▁now"), vocab + 2]
     assert int(batch.copied_from[0, 1]) == -1
+
+
+def test_a_piece_that_continues_a_copied_run_is_aligned_to_the_runs_next_position() -> None:
+    source = [11, 12, 13, 11, 14]  # key 11 at positions 0 and 3
+    target = [13, 11, 14, 11, EOS]  # a run of positions 2-3-4, then an 11 continuing nothing
+    assert aligned_positions(source, target, spans=False) == [[2], [0, 3], [4], [0, 3], []]
+    assert aligned_positions(source, target, spans=True) == [[2], [3], [4], [0, 3], []]
+
+
+def test_span_batches_train_and_read_the_runs_position_only() -> None:
+    vocab = 20
+    example = CopyExampleIds(
+        src=[5, 6, 7, 5, 8],
+        source_keys=[11, 12, 13, 11, 14],
+        target_keys=[13, 11, 14, EOS],
+        vocab_size=vocab,
+        positions=aligned_positions([11, 12, 13, 11, 14], [13, 11, 14, EOS], spans=True),
+    )
+    batch = collate([example])
+    assert batch.gold[0, 1].nonzero().flatten().tolist() == [11, vocab + 3]  # not vocab + 0
+    assert batch.read[0, 1].tolist() == [0, 0, 0, 1, 0]
+    plain = collate([CopyExampleIds(**asdict(example) | {"positions": [[2], [0, 3], [4], []]})])
+    assert plain.read[0, 1].tolist() == [0.5, 0, 0, 0.5, 0]
+    assert plain.read[0, 3].tolist() == [0] * 5  # EOS: nothing to read
+
+
+def test_the_selective_read_follows_the_copy_mass_of_the_choosing_step() -> None:
+    keys = torch.tensor([[1, 2, 3, 1, 4]])
+    mask = torch.tensor([[True] * 5])
+    chosen = torch.tensor([1])
+    mass = torch.tensor([[0.1, 0.3, 0.0, 0.6, 0.0]])
+    assert read_weights(chosen, keys, mask, mass).tolist() == [
+        [pytest.approx(1 / 7), 0, 0, pytest.approx(6 / 7), 0]
+    ]
+    generated = torch.tensor([[0.0, 0.3, 0.0, 0.0, 0.0]])  # none on the piece's positions
+    assert read_weights(chosen, keys, mask, generated).tolist() == [[0.5, 0, 0, 0.5, 0]]
+    assert read_weights(chosen, keys, mask, None).tolist() == [[0.5, 0, 0, 0.5, 0]]
+    assert read_weights(torch.tensor([9]), keys, mask, mass).tolist() == [[0.0] * 5]
+    padded = torch.tensor([[True, True, True, False, True]])  # position 3 is padding
+    assert read_weights(chosen, keys, padded, None).tolist() == [[1.0, 0, 0, 0, 0]]
+
+
+def test_a_span_model_starts_as_the_copy_model_it_is_initialised_from(tokenizer) -> None:
+    vocab = tokenizer.get_piece_size()
+    plain = tiny_model(vocab)
+    config = CopyConfig(**asdict(plain.config) | {"copy_spans": True})
+    spans = CopySeq2Seq(config)
+    assert init_from_generate_only(spans, plain.state_dict()) == ["copy_read.weight"]
+    plain.eval()
+    spans.eval()
+    source = tokenizer.encode("open Zorblax now", out_type=str)
+    assert beam_search_pieces(spans, source, tokenizer, tokenizer).pieces == (
+        beam_search_pieces(plain, source, tokenizer, tokenizer).pieces
+    )
+    with torch.no_grad():
+        spans.copy_read.weight.normal_()  # W_r at work: the read now changes what is decoded
+    changed = beam_search_pieces(spans, source, tokenizer, tokenizer)
+    plain_result = beam_search_pieces(plain, source, tokenizer, tokenizer)
+    assert changed.hypotheses[0].log_prob != plain_result.hypotheses[0].log_prob
 
 
 def test_training_lowers_the_loss_and_resume_reproduces(tokenizer, tmp_path) -> None:
