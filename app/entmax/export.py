@@ -8,20 +8,8 @@ from typing import Any
 
 from markupsafe import escape
 
+from app import figure_export
 from app.entmax.requests import PlaygroundRequest
-from app.figure_export import (
-    FigurePage,
-    Legend,
-    Panel,
-    Takeaway,
-    credits,
-    document,
-    export_route,
-    py,
-    script,
-    site_variable,
-    takeaway,
-)
 
 FIGURE_ID = "entmax-playground"
 ROW = 22  # px per token in the exported bars
@@ -33,8 +21,9 @@ def what(figure: PlaygroundRequest) -> str:
 
 def snippet(figure: PlaygroundRequest) -> str:
     """Python that computes the playground's probabilities as the API does."""
-    call = f"compute_entmax(EntmaxRequest(scores={py(figure.scores)}, alpha={py(figure.alpha)}))"
-    return script(
+    scores, alpha = figure_export.py(figure.scores), figure_export.py(figure.alpha)
+    call = f"compute_entmax(EntmaxRequest(scores={scores}, alpha={alpha}))"
+    return figure_export.script(
         [
             "from app.entmax.requests import EntmaxRequest",
             "from app.entmax.service import compute_entmax",
@@ -48,17 +37,19 @@ def snippet(figure: PlaygroundRequest) -> str:
     )
 
 
-def playground_takeaway(page: FigurePage | None, figure: PlaygroundRequest) -> Takeaway | None:
+def playground_takeaway(
+    page: figure_export.FigurePage | None, figure: PlaygroundRequest
+) -> figure_export.Takeaway | None:
     # the form's fields: one `scores` a word (the page address joins them with commas)
     fields = {"text": figure.text, "scores": [f"{s:.12g}" for s in figure.scores]}
-    return takeaway(
+    return figure_export.takeaway(
         page,
         FIGURE_ID,
         figure.address(),
         what(figure),
         None,
         snippet(figure),
-        export_route("/api/entmax/figure", fields | {"alpha": f"{figure.alpha:g}"}),
+        figure_export.export_route("/api/entmax/figure", fields | {"alpha": f"{figure.alpha:g}"}),
     )
 
 
@@ -86,26 +77,30 @@ def bars(view: dict[str, Any]) -> tuple[str, float]:
 
 # The playground's own bars are HTML (static/css/entmax.css); these are SVG, in the site's
 # colours for probability, exact zeros and ink.
+ink, probability, zero = (
+    figure_export.site_variable(name) for name in ("--ink", "--mark-probability", "--mark-zero")
+)
 STYLE = (
-    f".entmax-svg-bar {{ fill: {site_variable('--mark-probability')} }} "
-    f".entmax-svg-zero {{ fill: none; stroke: {site_variable('--mark-zero')}; "
-    "stroke-dasharray: 3 2 } "
-    f".entmax-svg-label, .entmax-svg-value {{ fill: {site_variable('--ink')}; font-size: 11px }}"
+    f".entmax-svg-bar {{ fill: {probability} }} "
+    f".entmax-svg-zero {{ fill: none; stroke: {zero}; stroke-dasharray: 3 2 }} "
+    f".entmax-svg-label, .entmax-svg-value {{ fill: {ink}; font-size: 11px }}"
 )
 LEGEND = [
-    Legend("entmax-svg-bar", "probability > 0 (bar length)", "box"),
-    Legend("entmax-svg-zero", "exactly 0", "box"),
+    figure_export.Legend("entmax-svg-bar", "probability > 0 (bar length)", "box"),
+    figure_export.Legend("entmax-svg-zero", "exactly 0", "box"),
 ]
 
 
-def export_svg(templates: Any, page: FigurePage | None, view: dict[str, Any]) -> str:
+def export_svg(templates: Any, page: figure_export.FigurePage | None, view: dict[str, Any]) -> str:
     figure = view["figure"]
     made = playground_takeaway(page, figure)
     result = view["result"]
     caption = [
         f"α-entmax: {what(figure)}: {result.support_size} of {len(result.probabilities)} "
         "tokens keep a nonzero probability.",
-        *credits(page, made, "Computed by models.entmax"),
+        *figure_export.credits(page, made, "Computed by models.entmax"),
     ]
     drawing, height = bars(view)
-    return document(templates, STYLE, [Panel(drawing, 400, height)], LEGEND, caption)
+    return figure_export.document(
+        templates, STYLE, [figure_export.Panel(drawing, 400, height)], LEGEND, caption
+    )

@@ -5,20 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.figure_export import (
-    FigurePage,
-    Legend,
-    Panel,
-    Takeaway,
-    credits,
-    document,
-    export_route,
-    made_by,
-    py,
-    script,
-    standalone_style,
-    takeaway,
-)
+from app import figure_export
 from app.pointer.requests import Board, PointerTrace
 from app.pointer.url_state import address, figure_id
 
@@ -54,7 +41,7 @@ def what(task: str, board: Board, result: PointerTrace) -> str:
 def snippet(task: str, board: Board, result: PointerTrace) -> str:
     """Python that decodes the board's state with the checkpoint that answered and prints the
     answer's order and verdict, as the API's JSON has them."""
-    options = [f"decoder={py(board.decoder)}"]
+    options = [f"decoder={figure_export.py(board.decoder)}"]
     if board.decoder == "beam":
         options.append(f"beam_width={board.beam_width}")
     if board.decoder == "sample":
@@ -63,39 +50,43 @@ def snippet(task: str, board: Board, result: PointerTrace) -> str:
     chosen = (
         f"snapshot={board.snapshot}"
         if board.snapshot is not None
-        else f"model={py(result.model.name)}"
+        else f"model={figure_export.py(result.model.name)}"
     )
     call = (
-        f"run(\n    PointerRequest(\n        task={py(task)},\n"
-        f"        inputs={py(board.inputs())},\n        {', '.join(options)},\n"
+        f"run(\n    PointerRequest(\n        task={figure_export.py(task)},\n"
+        f"        inputs={figure_export.py(board.inputs())},\n        {', '.join(options)},\n"
         f"        {chosen},\n    ),\n    local_models(),\n)"
     )
-    return script(
+    return figure_export.script(
         ["from models.pointer_run import PointerRequest, run"],
         [f"answer = {call}", 'print("order:", answer.order)', 'print("correct:", answer.correct)'],
     )
 
 
 def board_takeaway(
-    page: FigurePage | None, task: str, key: str, board: Board, result: PointerTrace | None
-) -> Takeaway | None:
+    page: figure_export.FigurePage | None,
+    task: str,
+    key: str,
+    board: Board,
+    result: PointerTrace | None,
+) -> figure_export.Takeaway | None:
     if result is None:
         return None
     fields = {k.removeprefix(f"{key}-"): v for k, v in address(key, board).items()}
-    return takeaway(
+    return figure_export.takeaway(
         page,
         figure_id(key),
         address(key, board),
         what(task, board, result),
         result.model,
         snippet(task, board, result),
-        export_route(f"/api/pointer/{task}/figure", fields),
+        figure_export.export_route(f"/api/pointer/{task}/figure", fields),
     )
 
 
 def export_svg(
     templates: Any,
-    page: FigurePage | None,
+    page: figure_export.FigurePage | None,
     task: str,
     board: Board,
     result: PointerTrace,
@@ -106,14 +97,14 @@ def export_svg(
     made = board_takeaway(page, task, task, board, result)
     caption = [
         f"{TITLES[task]}: {decoding(board, result)}.",
-        *credits(page, made, made_by(result.model)),
+        *figure_export.credits(page, made, figure_export.made_by(result.model)),
     ]
     drawing = templates.get_template("partials/pointer/board-svg.html").render(figure=figure)
     height = 220 if figure["kind"] == "line" else 400
-    return document(
+    return figure_export.document(
         templates,
-        standalone_style("css/pointer.css", ".pb-"),
-        [Panel(drawing, 400, height)],
-        [Legend(mark, text, shape) for mark, text, shape in LEGEND],
+        figure_export.standalone_style("css/pointer.css", ".pb-"),
+        [figure_export.Panel(drawing, 400, height)],
+        [figure_export.Legend(mark, text, shape) for mark, text, shape in LEGEND],
         caption,
     )

@@ -5,20 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.figure_export import (
-    FigurePage,
-    Legend,
-    Panel,
-    Takeaway,
-    credits,
-    document,
-    export_route,
-    made_by,
-    py,
-    script,
-    standalone_style,
-    takeaway,
-)
+from app import figure_export
 from app.routing.requests import AttentionFigure, CitiesFigure
 
 PREFIXES = {"attention": "attn", "reinforce": "rl"}
@@ -44,11 +31,10 @@ def snippet(figure: CitiesFigure) -> str:
     the API's JSON has."""
     name = name_of(figure)
     fields = figure.model_dump(exclude={"points"}, exclude_defaults=True)
-    options = "".join(f", {key}={py(value)}" for key, value in fields.items())
+    options = "".join(f", {key}={figure_export.py(value)}" for key, value in fields.items())
     kind = type(figure).__name__
-    call = (
-        f"service.{name}(\n    local_models(),\n    {kind}(points={py(figure.points)}{options}),\n)"
-    )
+    points = figure_export.py(figure.points)
+    call = f"service.{name}(\n    local_models(),\n    {kind}(points={points}{options}),\n)"
     if name == "attention":
         prints = [f'print("weights of city {figure.city}:", answer.weights[{figure.city - 1}])']
     else:
@@ -57,37 +43,41 @@ def snippet(figure: CitiesFigure) -> str:
             'print("samples:", [(s.length, s.advantage) for s in answer.samples])',
         ]
     imports = ["from app.routing import service", f"from app.routing.requests import {kind}"]
-    return script(imports, [f"answer = {call}", *prints])
+    return figure_export.script(imports, [f"answer = {call}", *prints])
 
 
 def routing_takeaway(
-    page: FigurePage | None, figure: CitiesFigure, answer: Any, figure_id: str
-) -> Takeaway | None:
+    page: figure_export.FigurePage | None, figure: CitiesFigure, answer: Any, figure_id: str
+) -> figure_export.Takeaway | None:
     name = name_of(figure)
-    return takeaway(
+    return figure_export.takeaway(
         page,
         figure_id,
         figure.address(PREFIXES[name]),
         what(figure, answer),
         answer.model,
         snippet(figure),
-        export_route(f"/api/routing/{name}", {k[1:]: v for k, v in figure.address("").items()}),
+        figure_export.export_route(
+            f"/api/routing/{name}", {k[1:]: v for k, v in figure.address("").items()}
+        ),
     )
 
 
 LEGENDS = {
     "attention": [
-        Legend("", "the reading city", "dot", "routing-city is-focus"),
-        Legend("", "line width = attention weight", "line", "routing-lines"),
+        figure_export.Legend("", "the reading city", "dot", "routing-city is-focus"),
+        figure_export.Legend("", "line width = attention weight", "line", "routing-lines"),
     ],
     "reinforce": [
-        Legend("routing-baseline", "greedy rollout (the baseline)"),
-        Legend("routing-best", "shortest sampled tour"),
+        figure_export.Legend("routing-baseline", "greedy rollout (the baseline)"),
+        figure_export.Legend("routing-best", "shortest sampled tour"),
     ],
 }
 
 
-def export_svg(templates: Any, page: FigurePage | None, context: dict[str, Any]) -> str:
+def export_svg(
+    templates: Any, page: figure_export.FigurePage | None, context: dict[str, Any]
+) -> str:
     """The figure's map (`context`, the figure's view) as one SVG file, with a legend and a
     caption naming the paper, the checkpoint and its sha256, and the link."""
     figure, answer = context["figure"], context["answer"]
@@ -95,8 +85,10 @@ def export_svg(templates: Any, page: FigurePage | None, context: dict[str, Any])
     made = routing_takeaway(page, figure, answer, context["figure_id"])
     caption = [
         f"The attention model: {what(figure, answer)}.",
-        *credits(page, made, made_by(answer.model)),
+        *figure_export.credits(page, made, figure_export.made_by(answer.model)),
     ]
     drawing = templates.get_template(f"partials/routing/{name}-map.html").render(context)
-    style = standalone_style("css/routing.css", ".routing-")
-    return document(templates, style, [Panel(drawing, 400, 400)], LEGENDS[name], caption)
+    style = figure_export.standalone_style("css/routing.css", ".routing-")
+    return figure_export.document(
+        templates, style, [figure_export.Panel(drawing, 400, 400)], LEGENDS[name], caption
+    )

@@ -5,20 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.figure_export import (
-    FigurePage,
-    Legend,
-    Panel,
-    Takeaway,
-    credits,
-    document,
-    export_route,
-    made_by,
-    py,
-    script,
-    standalone_style,
-    takeaway,
-)
+from app import figure_export
 from app.seq2seq.requests import FigureOptions, InflectFigure
 from app.seq2seq.service import HEATMAP_CELL_PX
 
@@ -46,7 +33,7 @@ def what(figure: FigureOptions) -> str:
 def request_text(request: Any) -> str:
     fields = request.model_dump(exclude_defaults=True, exclude={"example"})
     fields = {**fields, "alpha": request.alpha, "beam_width": request.beam_width}
-    options = ", ".join(f"{key}={py(value)}" for key, value in fields.items())
+    options = ", ".join(f"{key}={figure_export.py(value)}" for key, value in fields.items())
     return f"{type(request).__name__}({options})"
 
 
@@ -58,7 +45,7 @@ def snippet(figure: FigureOptions) -> str:
     imports = [f"from app.seq2seq.requests import {kind}", "from models.seq2seq_run import run"]
     prints = ['print(answer.model.name, "->", answer.hypotheses[0].text)']
     if len(requests) == 1:
-        return script(
+        return figure_export.script(
             imports, [f"answer = run({request_text(requests[0])}, local_models())", *prints]
         )
     listed = "".join(f"    {request_text(request)},\n" for request in requests)
@@ -68,37 +55,40 @@ def snippet(figure: FigureOptions) -> str:
         "    answer = run(request, local_models())",
         *(f"    {line}" for line in prints),
     ]
-    return script(imports, lines)
+    return figure_export.script(imports, lines)
 
 
 def seq2seq_takeaway(
-    page: FigurePage | None, figure: FigureOptions, drawn: dict[str, Any]
-) -> Takeaway | None:
+    page: figure_export.FigurePage | None, figure: FigureOptions, drawn: dict[str, Any]
+) -> figure_export.Takeaway | None:
     answers = responses(drawn)
     if not answers:
         return None
     prefix = PREFIX[figure.TASK]
     fields = {k.removeprefix(f"{prefix}."): v for k, v in figure.address(prefix).items()}
-    return takeaway(
+    return figure_export.takeaway(
         page,
         WIDGET_ID[figure.TASK],
         figure.address(prefix),
         what(figure),
         answers[0].model,
         snippet(figure),
-        export_route(f"/api/seq2seq/{prefix}/figure", fields),
+        figure_export.export_route(f"/api/seq2seq/{prefix}/figure", fields),
     )
 
 
 LEGEND = [
-    Legend("s2s-cell", "weight > 0 (the darker, the larger)", "box"),
-    Legend("s2s-legend-zero", "exactly 0 (hatched)", "box"),
+    figure_export.Legend("s2s-cell", "weight > 0 (the darker, the larger)", "box"),
+    figure_export.Legend("s2s-legend-zero", "exactly 0 (hatched)", "box"),
 ]
 LEGEND_ZERO = ".s2s-legend-zero { fill: #ffffff; stroke: #6b7079; stroke-dasharray: 2 2 }"
 
 
 def export_svg(
-    templates: Any, page: FigurePage | None, figure: FigureOptions, drawn: dict[str, Any]
+    templates: Any,
+    page: figure_export.FigurePage | None,
+    figure: FigureOptions,
+    drawn: dict[str, Any],
 ) -> str:
     """Each column's heatmaps as one SVG file, headed by the column and its best answer, with
     a legend and a caption naming the paper, the checkpoints and their sha256, and the link."""
@@ -118,11 +108,15 @@ def export_svg(
                 continue
             height = hm["height"] * HEATMAP_CELL_PX
             drawing = heatmap.render(hm=hm, what=f"{name} weights")
-            panels.append(Panel(drawing, hm["width_px"], height, f"{title}{name} — “{best}”"))
+            panels.append(
+                figure_export.Panel(drawing, hm["width_px"], height, f"{title}{name} — “{best}”")
+            )
     models = {answer.model.name: answer.model for answer in responses(drawn)}
     caption = [
         f"Sparse seq2seq: {what(figure)}.",
-        *credits(page, made, "; ".join(made_by(model) for model in models.values())),
+        *figure_export.credits(
+            page, made, "; ".join(figure_export.made_by(model) for model in models.values())
+        ),
     ]
-    style = standalone_style("css/seq2seq.css", ".s2s-") + "\n" + LEGEND_ZERO
-    return document(templates, style, panels, LEGEND, caption)
+    style = figure_export.standalone_style("css/seq2seq.css", ".s2s-") + "\n" + LEGEND_ZERO
+    return figure_export.document(templates, style, panels, LEGEND, caption)
