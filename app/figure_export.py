@@ -69,6 +69,9 @@ def figure_page(request: Request, url: str | None = None) -> FigurePage | None:
 
 @dataclass(frozen=True)
 class Takeaway:
+    """A figure's take-away block: its link, its citation, the script that prints its answer,
+    and where its SVG and PNG files are (None for a figure drawn without one)."""
+
     link: str
     cite: str
     snippet: str

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from fastapi import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.asgi import HttpMiddleware
+
 API_PREFIX = "/api/"
 
 
@@ -46,18 +48,15 @@ def too_large_sentence(limit: int, size: int | None = None) -> str:
     return f"The request body {told}. Send fewer points or values, or a shorter text."
 
 
-class BodySizeLimit:
+class BodySizeLimit(HttpMiddleware):
     """413 for a body over `max_bytes`: at once when Content-Length says so, otherwise as soon
     as the streamed body passes the limit (chunked uploads carry no length)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
             await send_json_error(send, 413, too_large_sentence(self.max_bytes, declared))
@@ -157,16 +156,16 @@ class RateLimiter:
         }
 
 
-class RateLimit:
+class RateLimit(HttpMiddleware):
     """429 with Retry-After on /api/* for a client over its rate. Pages and static files are
     not limited: they are cheap and cached, and a page view must never fail."""
 
     def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
-        self.app = app
+        super().__init__(app)
         self.limiter = limiter
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"].startswith(API_PREFIX):
             client = scope.get("client")
             wait_s = self.limiter.acquire(client[0] if client else "unknown")
             if wait_s > 0:

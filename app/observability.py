@@ -20,6 +20,7 @@ from prometheus_fastapi_instrumentator import Instrumentator, metrics
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.asgi import HttpMiddleware
 from app.limits import send_json_error
 from app.security import SECURITY_HEADERS
 
@@ -60,19 +61,13 @@ def request_id_from(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
-class AccessLog:
+class AccessLog(HttpMiddleware):
     """Outermost middleware: assigns the request id, times the request and logs
     `request_id client method path route status ms`. The client is the reader's address (the
     proxy's X-Forwarded-For when the server trusts that proxy, see app/serve.py); the route is
     the template (`/papers/{slug}`), so log lines group the way the metrics do."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = request_id_from(scope)
         scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
@@ -153,20 +148,16 @@ def listener_port(scope: Scope) -> int | None:
     return server[1] if server else None
 
 
-class MetricsListenerOnly:
+class MetricsListenerOnly(HttpMiddleware):
     """The metrics port answers /metrics and nothing else: it is not a second way into the site
     around its proxy."""
 
     def __init__(self, app: ASGIApp, port: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.port = port
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and listener_port(scope) == self.port
-            and scope["path"] != "/metrics"
-        ):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if listener_port(scope) == self.port and scope["path"] != "/metrics":
             detail = "This port serves the metrics at /metrics only; readers use the site's proxy."
             await send_json_error(send, 404, detail, SECURITY_HEADERS)
             return

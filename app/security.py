@@ -18,6 +18,8 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.datastructures import URL, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.asgi import HttpMiddleware
+
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
@@ -59,20 +61,16 @@ SECURITY_HEADERS = {
 }
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpMiddleware):
     """Adds SECURITY_HEADERS to every HTTP response that does not set them itself, makes
     redirects relative (the app only redirects within itself), and turns an unhandled error
     into a 500 that carries the headers too."""
 
     def __init__(self, app: ASGIApp, headers: dict[str, str] = SECURITY_HEADERS) -> None:
-        self.app = app
+        super().__init__(app)
         self.headers = headers
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def send_with_headers(message: Message) -> None:
@@ -130,7 +128,7 @@ def allow_cross_origin(app: FastAPI, origins: tuple[str, ...]) -> None:
         )
 
 
-class ForwardedBySocket:
+class ForwardedBySocket(HttpMiddleware):
     """The reader's address and scheme from the proxy's X-Forwarded-For and X-Forwarded-Proto,
     believed only for connections that arrived on the proxy's Unix socket (`app.serve --uds`).
 
@@ -142,11 +140,11 @@ class ForwardedBySocket:
     is still the one it added."""
 
     def __init__(self, app: ASGIApp, socket_path: str) -> None:
-        self.app = app
+        super().__init__(app)
         self.listener = (socket_path, None)  # uvicorn's scope["server"] on a Unix socket
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and tuple(scope.get("server") or ()) == self.listener:
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if tuple(scope.get("server") or ()) == self.listener:
             forwarded_for = proto = None
             for key, value in scope["headers"]:
                 if key == b"x-forwarded-for":
