@@ -270,14 +270,23 @@ def init_info(path: Path) -> dict:
     return info
 
 
-def data_description(corpus_pairs: int, template_pairs: int, examples: int) -> dict:
+def data_description(
+    corpus_pairs: int, template_pairs: int, examples: int, word_names: float = 0.0
+) -> dict:
+    words = (
+        f"; {word_names:.0%} of the names made of one or two English words "
+        "(models.tasks.copy_testset.english_words)"
+        if word_names
+        else ""
+    )
     return {
         "corpus": CORPUS,
         "corpus_pairs": corpus_pairs,
         "template_pairs": template_pairs,
         "templates": "models/tasks/copy_testset.py TEMPLATES not marked test_only, values "
         "drawn from the training split of value_split (sha256 of the value: 70% train, 10% "
-        f"dev, 20% test), seed {TRAIN_TEMPLATE_SEED}; disjoint from the dev and test values",
+        f"dev, 20% test), seed {TRAIN_TEMPLATE_SEED}{words}; disjoint from the dev and test "
+        "values",
         "target_pieces": "a target word the source holds verbatim is written in the source's "
         "pieces (models.copy_translation.target_pieces); others with the target tokenizer",
         "training_examples": examples,
@@ -318,7 +327,9 @@ def train_command(args: argparse.Namespace) -> None:
         sys.exit(f"{state_path} exists: pass --resume, or another --run")
     splits = corpus_splits(CORPUS)
     started = time.time()
-    templates = template_examples("train", args.template_pairs, TRAIN_TEMPLATE_SEED)
+    templates = template_examples(
+        "train", args.template_pairs, TRAIN_TEMPLATE_SEED, args.word_names
+    )
     pairs = [(p.source, p.target) for p in splits["train"]]
     pairs += [(e.source, e.target) for e in templates]
     frequent = (
@@ -339,7 +350,9 @@ def train_command(args: argparse.Namespace) -> None:
             "fresh_parameters": fresh,
             "note": fresh_note(fresh),
         },
-        "data": data_description(len(splits["train"]), len(templates), len(examples))
+        "data": data_description(
+            len(splits["train"]), len(templates), len(examples), args.word_names
+        )
         | replay_description(len(frequent), args.replay_copies),
         "threads": args.threads,
         "command": "python -m models.copy_translation_train " + shlex.join(sys.argv[1:]),
@@ -515,6 +528,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--copy-spans",
         action="store_true",
         help="the selective read and the span-following gold (models.copy_translation, 4.)",
+    )
+    train.add_argument(
+        "--word-names",
+        type=float,
+        default=0.0,
+        help="the share of training template names made of English words",
     )
     train.add_argument("--resume", action="store_true")
     train.add_argument("--threads", type=int, default=1)

@@ -176,13 +176,37 @@ VALUE_KINDS: dict[str, Callable[[random.Random], str]] = {
 }
 
 
-def draw_value(kind: str, split: str, rng: random.Random) -> str:
+WORD_NAME_POOL = (300, 5_000)  # ranks of the English words names are made of (past "the")
+
+
+def english_words() -> list[str]:
+    """Common English words, capitalised, that no real program name contains: what a
+    training name made of words is built from (wordfreq, a PyPI package's own data)."""
+    from wordfreq import top_n_list  # a data dependency (the [dev] extra)
+
+    taken = " ".join(REAL_NAMES).lower()
+    first, last = WORD_NAME_POOL
+    words = (w for w in top_n_list("en", last)[first:] if w.isascii() and w.isalpha())
+    return [w.capitalize() for w in words if len(w) >= 3 and w not in taken]
+
+
+def _word_name(rng: random.Random, words: Sequence[str]) -> str:
+    """A program name made of one or two English words ("Harbor", "QuickNote"): the kind of
+    name a decoder would rather translate than copy."""
+    return "".join(rng.choice(words) for _ in range(rng.choice((1, 1, 2))))
+
+
+def draw_value(
+    kind: str, split: str, rng: random.Random, word_names: float = 0.0, words: Sequence[str] = ()
+) -> str:
     """A value of `kind` whose text belongs to `split` (rejection by ``value_split``); test
-    names are also drawn from the real program names."""
+    names are also drawn from the real program names, and training names, with probability
+    `word_names`, from English `words`."""
     if kind == "name" and split == "test" and rng.random() < 0.5:
         return rng.choice(REAL_NAMES)
+    use_words = kind == "name" and split == "train" and word_names and rng.random() < word_names
     while True:
-        value = VALUE_KINDS[kind](rng)
+        value = _word_name(rng, words) if use_words else VALUE_KINDS[kind](rng)
         if value_split(value) == split and value not in REAL_NAMES:
             return value
 
@@ -233,16 +257,20 @@ TEMPLATES: tuple[tuple[str, str, bool], ...] = (
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
-def template_examples(split: str, count: int, seed: int) -> list[CopyExample]:
+def template_examples(
+    split: str, count: int, seed: int, word_names: float = 0.0
+) -> list[CopyExample]:
     """`count` template sentences with values of `split`; the test split also uses the
-    held-out templates, training and dev only the others."""
+    held-out templates, training and dev only the others. A share `word_names` of the training
+    names is made of English words (``draw_value``)."""
     rng = random.Random(seed)
+    words = english_words() if word_names else ()
     templates = [t for t in TEMPLATES if split == "test" or not t[2]]
     examples = []
     for _ in range(count):
         english, german, _ = rng.choice(templates)
         kinds = _FIELD.findall(english)
-        values = {kind: draw_value(kind, split, rng) for kind in kinds}
+        values = {kind: draw_value(kind, split, rng, word_names, words) for kind in kinds}
         en = {k: v + "%" if k == "percent" else v for k, v in values.items()}
         de = {k: v + " %" if k == "percent" else v for k, v in values.items()}
         must = tuple(tok for kind in kinds for tok in values[kind].split())
