@@ -39,9 +39,11 @@ from models.copy_translation_train import (
 from models.evaluate_copy import decode_sets
 from models.seq2seq import BOS, EOS, PAD, UNK, Seq2Seq
 from models.tasks.copy_testset import (
+    REAL_NAMES,
     TEMPLATES,
     copy_fidelity,
     copy_worthy_tokens,
+    english_words,
     template_examples,
     value_split,
 )
@@ -344,6 +346,26 @@ def test_template_values_are_disjoint_across_splits() -> None:
     assert all(value_split(v) == "train" for v in train_values)
     held_out = {german for _, german, test_only in TEMPLATES if test_only}
     assert not any(e.kind and e.target in held_out for e in train)
+
+
+def test_names_made_of_english_words_stay_in_the_training_split() -> None:
+    words = set(english_words())
+    assert "Transmission" not in words and "Signal" not in words  # real names stay out
+    plain = template_examples("train", 300, 1)
+    worded = template_examples("train", 300, 1, word_names=1.0)
+    names = [e.source for e in worded if e.kind.startswith("template:name")]
+    assert names and plain != worded
+    for example in worded:
+        kinds = example.kind.removeprefix("template:").split(",")
+        if kinds[0] == "name":
+            name = example.must_copy[0]
+            assert value_split(name) == "train" and name not in REAL_NAMES
+            made_of_words = name in words or any(
+                name.startswith(w) and name[len(w) :] in words for w in words
+            )
+            assert made_of_words, name
+    test = template_examples("test", 300, 2)
+    assert not {t for e in worded for t in e.must_copy} & {t for e in test for t in e.must_copy}
 
 
 def test_copy_fidelity_counts_verbatim_tokens() -> None:
