@@ -214,6 +214,7 @@ def seq2seq_what(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("vocabulary", f"{config['src_vocab']:,} source, {config['tgt_vocab']:,} target"),
         *COPY_TERMS.get(entry.get("family"), []),
         *([SPLIT_NUMBERS] if config.get("split_numbers") else []),
+        *([COPY_SPANS] if config.get("copy_spans") else []),
         ("parameters", f"{entry['parameters']:,}"),
     ]
 
@@ -230,6 +231,12 @@ COPY_TERMS = {
 }
 
 
+COPY_SPANS = (
+    "following a span",
+    "the next step's input adds the encoder states of the positions the last piece was copied "
+    "from (CopyNet's selective read), and a piece that continues a copied run is trained to "
+    "point at that run's next position",
+)
 SPLIT_NUMBERS = (
     "source pieces",
     "a piece that joins digits to other characters is cut where they meet (“0%” → “0” “%”), so "

@@ -286,3 +286,15 @@ def test_a_copy_model_that_cuts_numbers_from_symbols_says_so_on_its_card(
         card = card_html(pages["sparse-seq2seq"], name)
         assert ("a piece that joins digits to other characters is cut" in card) is split, name
     assert MANIFEST[seq2seq_run.COPY_SERVED[1.5]]["config"]["split_numbers"] is True
+
+
+def test_a_copy_model_that_follows_spans_says_so_on_its_card() -> None:
+    from app.model_cards import seq2seq_what
+
+    entry = dict(MANIFEST[seq2seq_run.COPY_SERVED[1.5]])
+    for spans in (False, True):
+        config = entry["config"] | {"copy_spans": spans}
+        terms = dict(seq2seq_what(entry | {"config": config}))
+        assert ("following a span" in terms) is spans
+        if spans:
+            assert "selective read" in terms["following a span"]
