@@ -32,7 +32,7 @@ from app.main import ROOT, create_app
 from app.seq2seq import service as seq2seq_service
 from models import seq2seq_run
 from models.checkpoints import read_manifest, save_checkpoint, update_manifest
-from models.copy_translation import CopySeq2Seq
+from models.copy_translation import CopyConfig, CopySeq2Seq
 from models.references import load_reference
 from models.seq2seq import Config, Seq2Seq
 from models.seq2seq_run import COPY_SERVED, REFERENCES, SERVED, SERVED_CORPUS
@@ -86,7 +86,8 @@ def write_tiny_checkpoints(target: Path) -> None:
             save_checkpoint(Seq2Seq(config), SERVED[task][alpha], entry, target)
             if task == "translation" and alpha in COPY_SERVED:
                 entry = {**entry, "family": "seq2seq-copy"}
-                save_checkpoint(CopySeq2Seq(config), COPY_SERVED[alpha], entry, target)
+                model = CopySeq2Seq(CopyConfig(**asdict(config)))
+                save_checkpoint(model, COPY_SERVED[alpha], entry, target)
 
 
 @pytest.fixture(scope="module")
@@ -1123,12 +1124,16 @@ def test_copy_model_takes_json_true_or_false_only(api: TestClient, flag: object)
     assert "copy_model" in response.json()["detail"]
 
 
-def test_a_copy_model_the_alpha_lacks_is_a_422_that_names_the_ones_there(api: TestClient) -> None:
-    alpha = next(a for a in ALPHAS if a not in COPY_SERVED)
+def test_a_copy_model_the_alpha_lacks_is_a_422_that_names_the_ones_there(
+    api: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = ALPHAS[-1]
+    served = {a: name for a, name in COPY_SERVED.items() if a != alpha}
+    monkeypatch.setattr(seq2seq_run, "COPY_SERVED", served)
     response = api.post(
         "/api/seq2seq/translate", json={**SENTENCE, "alpha": alpha, "copy_model": True}
     )
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert f"no copy model trained with α = {alpha:g}" in detail
-    assert ", ".join(f"{a:g}" for a in COPY_SERVED) in detail and "`copy_model`" in detail
+    assert ", ".join(f"{a:g}" for a in served) in detail and "`copy_model`" in detail
