@@ -28,7 +28,7 @@ Read top to bottom:
    target vocabulary lacks is fed back as its source embedding through a fresh linear map.
 4. Following a span (``copy_spans``): a name or a path is copied piece after piece, and a
    pointer that only knows which *piece* came last loses its place where the source repeats a
-   piece ("KeePassXC" came out "KePassXC", "/var/faist/zeakgrair" "/var/fagrair"). As
+   piece (a path holds "/" once per folder, and going on after the wrong one skips one). As
    CopyNet's selective read (Gu et al., 2016), the next step's input adds
    $W_r \sum_j \rho_j m_j$, the encoder states of the positions the last piece came from
    ($\rho$: the copy mass of the positions holding that piece, renormalised; uniform over
@@ -314,7 +314,6 @@ class CopyExampleIds:
     """One training pair in the model's terms."""
 
     src: list[int]  # source vocabulary ids
-    source_keys: list[int]  # PieceKeys.source_keys
     target_keys: list[int]  # per target piece (then EOS)
     vocab_size: int
     positions: list[list[int]]  # per target key: the source positions in its gold set
@@ -335,7 +334,6 @@ class CopyExampleIds:
         target_keys.append(EOS)
         return cls(
             [source_sp.piece_to_id(p) for p in pieces],
-            keys.source_keys,
             target_keys,
             keys.vocab_size,
             aligned_positions(keys.source_keys, target_keys, spans),
@@ -347,7 +345,8 @@ def aligned_positions(
 ) -> list[list[int]]:
     """Per target key, the source positions holding it. With `spans`, a key that continues a
     run (the position after one the previous key was aligned to holds it) keeps only those
-    next positions: "e" after the "K" of "KeePassXC" points at the "e" that follows it."""
+    next positions, so a run that starts ambiguous ("/" stands once per folder of a path)
+    narrows to one place as it goes."""
     out: list[list[int]] = []
     previous: set[int] = set()
     for key in target_keys:

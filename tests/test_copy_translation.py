@@ -251,7 +251,6 @@ def test_span_batches_train_and_read_the_runs_position_only() -> None:
     vocab = 20
     example = CopyExampleIds(
         src=[5, 6, 7, 5, 8],
-        source_keys=[11, 12, 13, 11, 14],
         target_keys=[13, 11, 14, EOS],
         vocab_size=vocab,
         positions=aligned_positions([11, 12, 13, 11, 14], [13, 11, 14, EOS], spans=True),
