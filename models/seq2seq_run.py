@@ -57,6 +57,7 @@ SERVED: dict[Task, dict[float, str]] = {
 COPY_SERVED: dict[float, str] = {
     1.0: "seq2seq-translate-copy-a1",
     1.5: "seq2seq-translate-copy-a1.5",
+    2.0: "seq2seq-translate-copy-a2",
 }
 # task -> the recipe whose training was rerun keeping snapshots (models/snapshots.py): a
 # request's `snapshot` (a training step) decodes with the weights that run had then. The
