@@ -363,28 +363,44 @@ def translation_live(table: Table) -> str:
     return f"Best BLEU on the v1 test sentences: {join(parts)}."
 
 
+COPY_MEASURES = (  # (column, subject, its verb: (rises, holds, falls))
+    ("BLEU, v2 test set", "BLEU", ("rises", "holds", "falls")),
+    ("500 most frequent training sources, exact", "frequent sources", ("rise", "hold", "fall")),
+)
+
+
 def copy(table: Table) -> str:
-    """Per α with a copy model: its copy fidelity, BLEU and frequent sources against the
-    generate-only model it started from (before → after)."""
-    measures = (
-        ("copy fidelity", "fidelity"),
-        ("BLEU, v2 test set", "BLEU"),
-        ("500 most frequent training sources, exact", "frequent sources"),
-    )
-    parts = []
+    """Per α with a copy model: its copy fidelity against the generate-only model it started
+    from (before → after), then where BLEU and the frequent sources rise, hold or fall."""
+    fidelity, paired = [], []
+    moves: dict[str, dict[str, list[str]]] = {subject: {} for _, subject, _ in COPY_MEASURES}
     for alpha in dict.fromkeys(column(table, "α")):
         rows = {str(row[0]): row for row in rows_where(table, "α", alpha)}
         if not {"generate only", "copy"} <= rows.keys():
             continue
-        changes = []
-        for name, label in measures:
+        parent, child = rows["generate only"], rows["copy"]
+        index = list(table["columns"]).index("copy fidelity")
+        number(child[index])  # a cell without a number is no table to read
+        fidelity.append(f"{parent[index]} → {child[index]}")
+        paired.append(alpha)
+        for name, subject, verbs in COPY_MEASURES:
             index = list(table["columns"]).index(name)
-            number(rows["copy"][index])  # a cell without a number is no table to read
-            changes.append(f"{label} {rows['generate only'][index]} → {rows['copy'][index]}")
-        parts.append(f"α = {alpha}: {', '.join(changes)}")
-    if not parts:
+            before, after = number(parent[index]), number(child[index])
+            verb = verbs[0] if after > before else verbs[1] if after == before else verbs[2]
+            moves[subject].setdefault(verb, []).append(alpha)
+    if not fidelity:
         raise TakeawayError("expected a generate-only and a copy row at some α")
-    return f"Copy model against its generate-only parent at {'; '.join(parts)}."
+    clauses = []
+    for subject, by in moves.items():
+        if len(by) == 1 and len(fidelity) > 1:  # one verb for all
+            clauses.append(f"{subject} {next(iter(by))} at every α")
+        else:
+            where = [f"{verb} at {join(alphas)}" for verb, alphas in by.items()]
+            clauses.append(f"{subject} {', '.join(where)}".replace(" at ", " at α = ", 1))
+    return (
+        f"Copy fidelity, parent → copy model, at α = {join(paired)}: {', '.join(fidelity)}; "
+        f"{'; '.join(clauses)}."
+    )
 
 
 TAKEAWAYS: dict[tuple[str, str], Callable[[Table], str]] = {

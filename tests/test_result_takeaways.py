@@ -579,11 +579,18 @@ COPY_COLUMNS = [
 
 
 @pytest.mark.parametrize(
-    "copy_row",
-    [["95.0%", "27.9", "91.0%"], ["60.8%", "27.4", "90.8%"], ["50.0%", "26.0", "80.0%"]],
+    ("copy_row", "bleu_verb", "frequent_verb"),
+    [
+        (["95.0%", "27.9", "91.0%"], "rises", "rise"),
+        (["60.8%", "27.4", "90.8%"], "holds", "hold"),
+        (["50.0%", "26.0", "80.0%"], "falls", "fall"),
+    ],
 )
-def test_the_copy_sentence_puts_each_measure_before_and_after(copy_row: list[str]) -> None:
-    """Above, equal to and below the generate-only model: each measure reads parent → copy."""
+def test_the_copy_sentence_puts_fidelity_before_and_after_and_says_which_way_the_rest_went(
+    copy_row: list[str], bleu_verb: str, frequent_verb: str
+) -> None:
+    """Above, equal to and below the generate-only model: fidelity reads parent → copy, BLEU
+    and the frequent sources say whether they rose, held or fell."""
     fidelity, bleu, frequent = copy_row
     table = {
         "columns": COPY_COLUMNS,
@@ -593,8 +600,27 @@ def test_the_copy_sentence_puts_each_measure_before_and_after(copy_row: list[str
         ],
     }
     assert copy(table) == (
-        "Copy model against its generate-only parent at α = 1.5: "
-        f"fidelity 60.8% → {fidelity}, BLEU 27.4 → {bleu}, frequent sources 90.8% → {frequent}."
+        f"Copy fidelity, parent → copy model, at α = 1.5: 60.8% → {fidelity}; "
+        f"BLEU {bleu_verb} at α = 1.5; frequent sources {frequent_verb} at α = 1.5."
+    )
+
+
+def test_the_copy_sentence_groups_the_alphas_by_which_way_each_measure_went() -> None:
+    def pair(alpha: str, bleu: tuple[str, str], frequent: tuple[str, str]) -> list[list[str]]:
+        return [
+            ["generate only", alpha, "50.0%", "1%", "1%", bleu[0], frequent[0], "48,000"],
+            ["copy", alpha, "90.0%", "1%", "1%", bleu[1], frequent[1], "+1"],
+        ]
+
+    rows = [
+        *pair("1", ("25.0", "26.0"), ("91.0%", "89.0%")),
+        *pair("1.5", ("27.0", "28.0"), ("90.0%", "94.0%")),
+        *pair("2", ("24.0", "24.5"), ("89.0%", "89.0%")),
+    ]
+    assert copy({"columns": COPY_COLUMNS, "rows": rows}) == (
+        "Copy fidelity, parent → copy model, at α = 1, 1.5 and 2: 50.0% → 90.0%, "
+        "50.0% → 90.0%, 50.0% → 90.0%; BLEU rises at every α; frequent sources fall at α = 1, "
+        "rise at 1.5, hold at 2."
     )
 
 
@@ -716,8 +742,8 @@ def test_the_copy_sentence_skips_an_alpha_without_a_copy_model() -> None:
         ],
     }
     assert copy(table) == (
-        "Copy model against its generate-only parent at α = 1.5: fidelity 60.8% → 92.7%, "
-        "BLEU 27.4 → 28.0, frequent sources 90.8% → 94.2%."
+        "Copy fidelity, parent → copy model, at α = 1.5: 60.8% → 92.7%; BLEU rises at α = 1.5; "
+        "frequent sources rise at α = 1.5."
     )
 
 
@@ -783,6 +809,9 @@ def test_the_copy_sentence_lists_each_alpha_and_needs_a_pair() -> None:
         [*generate[:1], "1.5", *generate[2:]],
         [*copy_row[:1], "1.5", *copy_row[2:]],
     ]
-    assert copy({"columns": COPY_COLUMNS, "rows": rows}).count("; α = 1.5: fidelity") == 1
+    assert copy({"columns": COPY_COLUMNS, "rows": rows}) == (
+        "Copy fidelity, parent → copy model, at α = 1 and 1.5: 55.0% → 90.0%, 55.0% → 90.0%; "
+        "BLEU rises at every α; frequent sources rise at every α."
+    )
     with pytest.raises(TakeawayError, match="^expected a generate-only and a copy row at some α$"):
         copy({"columns": COPY_COLUMNS, "rows": [generate]})

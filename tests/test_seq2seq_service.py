@@ -191,6 +191,9 @@ def test_an_unreadable_sentence_is_refused_with_what_to_change(
 
 def test_a_copy_model_is_chosen_by_its_trained_alpha(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seq2seq_run.copy_checkpoint(1.5) == "seq2seq-translate-copy-a1.5"
+    assert seq2seq_run.copy_checkpoint(2.0) == "seq2seq-translate-copy-a2"
+    served = {1.0: "seq2seq-translate-copy-a1", 1.5: "seq2seq-translate-copy-a1.5"}
+    monkeypatch.setattr(seq2seq_run, "COPY_SERVED", served)
     with pytest.raises(InvalidInput) as caught:
         seq2seq_run.copy_checkpoint(2.0)
     assert str(caught.value) == (
@@ -329,10 +332,14 @@ def test_the_typography_line_reaches_the_translation_reference(
 
 
 @pytest.mark.parametrize(
-    ("fields", "name"), [({}, 1.5), ({"alpha": 1.0}, 1.0), ({"alpha": 2.0}, None)]
+    ("fields", "name"),
+    [({}, 1.5), ({"alpha": 1.0}, 1.0), ({"alpha": 2.0}, 2.0), ({"alpha": 2.0}, None)],
 )
 def test_a_copy_request_loads_the_copy_model_of_its_trained_alpha(
-    registry: ModelRegistry, fields: dict[str, float], name: float | None
+    registry: ModelRegistry,
+    fields: dict[str, float],
+    name: float | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     asked: list[str] = []
 
@@ -341,7 +348,9 @@ def test_a_copy_request_loads_the_copy_model_of_its_trained_alpha(
         return registry.get(checkpoint)
 
     request = TranslateRequest(text="Permission denied", copy_model=True, **fields)
-    if name is None:  # no copy model at α = 2
+    if name is None:  # had α = 2 no copy model
+        served = {a: n for a, n in seq2seq_run.COPY_SERVED.items() if a != 2.0}
+        monkeypatch.setattr(seq2seq_run, "COPY_SERVED", served)
         with pytest.raises(InvalidInput, match="no copy model trained with α = 2"):
             run(request, load)
         assert asked == []
