@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import widgets
 from app.answer_cache import ANSWERS
 from app.errors import error_sentence
 from app.pointer.url_state import inputs_text
@@ -27,14 +28,6 @@ from app.routing.requests import (
     AttentionFigure,
     ReinforceAnswer,
     ReinforceFigure,
-)
-from app.widgets import (
-    AddressReader,
-    AddressState,
-    PageFigure,
-    WidgetEnv,
-    WidgetError,
-    register_widget,
 )
 from models.errors import InvalidInput
 
@@ -136,7 +129,7 @@ Schema = type[AttentionFigure] | type[ReinforceFigure]
 View = Callable[[Any, Any], dict[str, Any]]
 
 
-def from_address(schema: Schema, prefix: str, address: Mapping[str, str]) -> AddressState:
+def from_address(schema: Schema, prefix: str, address: Mapping[str, str]) -> widgets.AddressState:
     """The figure's state in the page address, validated by its request model over the
     example's cities and priced (app.widgets plans the page with it), or why an address that
     cannot be drawn was not."""
@@ -146,12 +139,12 @@ def from_address(schema: Schema, prefix: str, address: Mapping[str, str]) -> Add
         if name.startswith(f"{prefix}-")
     }
     if not fields:
-        return AddressState()
+        return widgets.AddressState()
     try:
         figure = schema.model_validate({"points": EXAMPLE} | fields)
     except ValidationError as exc:
         problem = error_sentence(exc.errors()[0], reader=True)
-        return AddressState(problem=f"{problem} The figure shows its example instead.")
+        return widgets.AddressState(problem=f"{problem} The figure shows its example instead.")
     cities = f"{len(figure.points)} cities"
     if isinstance(figure, ReinforceFigure):
         asked, run = (
@@ -160,11 +153,11 @@ def from_address(schema: Schema, prefix: str, address: Mapping[str, str]) -> Add
         )
     else:
         asked, run = f"the encoder's attention over {cities}", "Draw the attention"
-    return AddressState(state=figure, tokens=figure.cost(), asked=asked, run=run)
+    return widgets.AddressState(state=figure, tokens=figure.cost(), asked=asked, run=run)
 
 
-def address_reader(schema: Schema, prefix: str) -> AddressReader:
-    def read(params: Mapping[str, Any], env: WidgetEnv) -> AddressState:
+def address_reader(schema: Schema, prefix: str) -> widgets.AddressReader:
+    def read(params: Mapping[str, Any], env: widgets.WidgetEnv) -> widgets.AddressState:
         return from_address(schema, prefix, params.get("url_state") or {})
 
     return read
@@ -174,23 +167,23 @@ def url_keys(schema: Schema, prefix: str) -> set[str]:
     return {f"{prefix}-{name}" for name in schema.model_fields}
 
 
-def page_answer(env: WidgetEnv, compute: Any, figure: Any) -> Any:
+def page_answer(env: widgets.WidgetEnv, compute: Any, figure: Any) -> Any:
     try:
         return compute(env.registry, figure)
     except ModelUnavailable as exc:
-        raise WidgetError(
+        raise widgets.WidgetError(
             exc.sentence, f"python -m models.attention_routing_train --export {exc.name}"
         ) from exc
 
 
 def page_figure(
-    params: Mapping[str, Any], env: WidgetEnv, schema: Schema, compute: Any, view: View
+    params: Mapping[str, Any], env: widgets.WidgetEnv, schema: Schema, compute: Any, view: View
 ) -> dict[str, Any]:
     """What the page render runs for the figure (params["page_figure"], app.widgets): the
     address's state, or the example (its answer kept from an earlier render, ANSWERS) with
     the sentence that says why; the form keeps a state the page did not run (`controls`), so
     the sentence's button asks the API for it."""
-    planned: PageFigure = params.get("page_figure") or PageFigure()
+    planned: widgets.PageFigure = params.get("page_figure") or widgets.PageFigure()
     problem = planned.address.problem
     if planned.drawn is not None:
         try:
@@ -207,7 +200,7 @@ def page_figure(
     return controls(drawn, example)
 
 
-def taken_away(env: WidgetEnv, view: dict[str, Any]) -> dict[str, Any]:
+def taken_away(env: widgets.WidgetEnv, view: dict[str, Any]) -> dict[str, Any]:
     """The view with its take-away block (app/figure_export.py) for the page it is on."""
     made = routing_takeaway(env.page, view["figure"], view["answer"], view["figure_id"])
     return view | {"takeaway": made}
@@ -238,10 +231,10 @@ def reinforce_compute(check: Any) -> Callable[[Any, ReinforceFigure], ReinforceA
 def register_figure(name: str, schema: Any, prefix: str, compute: Any, view: Any) -> None:
     """Widget `name`: the figure drawn for its state in the page address (keys `prefix-…`)."""
 
-    def context(params: Mapping[str, Any], env: WidgetEnv) -> dict[str, Any]:
+    def context(params: Mapping[str, Any], env: widgets.WidgetEnv) -> dict[str, Any]:
         return page_figure(params, env, schema, compute, view)
 
-    register_widget(
+    widgets.register_widget(
         name,
         needs={"htmx", "js/hx-widgets.js", "js/routing-attention.js", "css/routing.css"},
         pure=True,
