@@ -63,7 +63,10 @@ def test_loss_is_zero_exactly_when_gold_wins_by_the_margin(x, alpha, data):
     others = x.scatter(1, y.unsqueeze(1), -torch.inf).amax(-1)
     x = x.scatter(1, y.unsqueeze(1), (others + factor / (alpha - 1)).unsqueeze(1))
     loss = entmax_loss(x, y, alpha, reduction="none")
-    assert (loss >= -1e-12).all()
+    # the loss is a difference of terms as large as the scores: its rounding error grows with
+    # them (a margin of exactly 1/(α-1) over 16.0 gave -1.7e-11)
+    scale = 1 + float(x[x.isfinite()].abs().max())
+    assert (loss >= -1e-11 * scale).all()
     if factor >= 1:
         assert (loss.abs() <= 1e-9).all()
     else:
